@@ -1,0 +1,76 @@
+import type {
+  ConsumeInput,
+  ConsumeResult,
+  CreateTopicInput,
+  CreateTopicResult,
+  DeleteTopicInput,
+  DeleteTopicResult,
+  PublishInput,
+  PublishResult,
+  TopicsResult,
+} from '../event/schemas.ts';
+
+/** Bumped on any incompatible change; a peer speaking another version is refused at hello. */
+export const IPC_PROTOCOL_VERSION = 1;
+
+export interface WorkerStatus {
+  /** Bootstrap servers are set and, for SASL protocols, the key and secret too. */
+  configured: boolean;
+  /** Names of the BROKER_* settings that are missing or invalid. */
+  missingSettings: string[];
+  brokerConfigured: boolean;
+  credentialsConfigured: boolean;
+  securityProtocol: 'SASL_SSL' | 'SASL_PLAINTEXT' | 'SSL' | 'PLAINTEXT';
+  saslMechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | null;
+  bootstrapHosts: string[];
+  defaultTopic: string | null;
+  defaultGroup: string | null;
+  topicAdminEnabled: boolean;
+  /** The most recent broker failure (never containing a secret), cleared by the next success. */
+  lastBrokerError: { message: string; at: string } | null;
+  liveConsumers: number;
+  workerId: string;
+}
+
+/** Every call the gateway can make, with its parameters and result. */
+export interface WorkerMethods {
+  status: { params: Record<string, never>; result: WorkerStatus };
+  publish: { params: PublishInput; result: PublishResult };
+  consume: { params: ConsumeInput; result: ConsumeResult };
+  topics: { params: Record<string, never>; result: TopicsResult };
+  createTopic: { params: CreateTopicInput; result: CreateTopicResult };
+  deleteTopic: { params: DeleteTopicInput; result: DeleteTopicResult };
+}
+export type WorkerMethod = keyof WorkerMethods;
+
+/**
+ * Stable codes for failures that cross the IPC link. The message is written for the
+ * agent reading the tool result: what went wrong and what to do.
+ */
+export type WorkerErrorCode =
+  | 'NOT_CONFIGURED'
+  | 'NO_DEFAULT_TOPIC'
+  | 'NO_DEFAULT_GROUP'
+  | 'TOPIC_ADMIN_DISABLED'
+  | 'UNKNOWN_TOPIC'
+  | 'TOPIC_EXISTS'
+  | 'INVALID_ARGUMENT'
+  | 'AUTHENTICATION_FAILED'
+  | 'BROKER_ERROR'
+  | 'DEADLINE_EXCEEDED'
+  | 'CANCELLED'
+  | 'INTERNAL';
+
+export interface WorkerErrorBody {
+  code: WorkerErrorCode;
+  message: string;
+  retriable: boolean;
+}
+
+/** Frames on the link. `deadlineMs` is a relative budget: clocks of two hosts need not agree. */
+export type IpcFrame =
+  | { t: 'hello'; version: number; workerId?: string }
+  | { t: 'req'; id: number; method: WorkerMethod; params: unknown; deadlineMs: number }
+  | { t: 'cancel'; id: number }
+  | { t: 'res'; id: number; result: unknown }
+  | { t: 'err'; id: number; error: WorkerErrorBody };
