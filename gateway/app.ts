@@ -1,0 +1,90 @@
+import type { Logger } from 'pino';
+import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
+import type { HttpResponse, RequestContext, RequestHandler } from './http/engine.ts';
+import { handleMcpPost } from './mcp/handle-post.ts';
+import type { CompiledNamespace } from './mcp/namespace.ts';
+
+export interface AppOptions {
+  authenticator: ApiKeyAuthenticator;
+  namespaces: CompiledNamespace[];
+  allowedOrigins: string[];
+  log: Logger;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+function jsonError(status: number, error: string, message: string, extra: Record<string, string> = {}): HttpResponse {
+  return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify({ error, message }) };
+}
+
+const HEALTHY: HttpResponse = { status: 200, headers: JSON_HEADERS, body: '{"status":"ok"}' };
+
+const UNAUTHORIZED_MESSAGES: Record<Exclude<AuthOutcome, { ok: true }>['reason'], string> = {
+  missing: 'Send a registered API key in the X-API-Key header.',
+  malformed: 'The X-API-Key header is not a well-formed key (keys look like mcp_...).',
+  unregistered: 'The API key in X-API-Key is not registered.',
+  revoked: 'The API key in X-API-Key has been revoked.',
+};
+
+let requestCounter = 0;
+const requestIdPrefix = `${process.pid.toString(36)}-${Date.now().toString(36)}`;
+
+/**
+ * The whole router. The key check is the first thing every request meets, /healthz alone
+ * excepted, so a namespace mounted later is covered without touching this code. Paths are
+ * compared exactly as sent (never decoded or normalised), so encodings, doubled or
+ * trailing slashes and case changes simply find no route, after authentication.
+ */
+export function createApp({ authenticator, namespaces, allowedOrigins, log }: AppOptions): RequestHandler {
+  const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
+  const origins = new Set(allowedOrigins);
+
+  return async ({ head, readBody, signal }: RequestContext): Promise<HttpResponse> => {
+    if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
+
+    const auth = authenticator.authenticate(head.headers['x-api-key']);
+    if (!auth.ok) {
+      log.debug({ path: head.path.slice(0, 200), reason: auth.reason, remote: head.remoteAddress }, 'refused');
+      return jsonError(401, 'unauthorized', UNAUTHORIZED_MESSAGES[auth.reason]);
+    }
+
+    if (head.path === '/healthz') return jsonError(405, 'method_not_allowed', 'Use GET /healthz.', { allow: 'GET, HEAD' });
+    const namespace = routes.get(head.path);
+    if (!namespace) return jsonError(404, 'not_found', `No route ${head.method} ${head.path.slice(0, 200)}.`);
+
+    const origin = head.headers.origin;
+    if (origin !== undefined && !origins.has(origin)) {
+      return jsonError(403, 'forbidden_origin', 'This Origin is not allowed; see MCP_ALLOWED_ORIGINS.');
+    }
+    if (head.method !== 'POST') {
+      return jsonError(
+        405,
+        'method_not_allowed',
+        'This stateless MCP endpoint takes one JSON-RPC message per POST; GET streams and DELETE sessions are not offered.',
+        { allow: 'POST' },
+      );
+    }
+
+    const body = await readBody();
+    if (!body.ok) {
+      if (body.reason === 'too-large') {
+        return jsonError(413, 'payload_too_large', 'The request body is over the limit (MCP_MAX_BODY_BYTES).', {
+          connection: 'close',
+        });
+      }
+      return { status: 400 };
+    }
+
+    requestCounter += 1;
+    const requestId = `${requestIdPrefix}-${requestCounter.toString(36)}`;
+    return handleMcpPost({
+      namespace,
+      body: body.body,
+      headers: head.headers,
+      caller: { apiKeyId: auth.apiKeyId },
+      signal,
+      requestId,
+      log,
+    });
+  };
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const positiveInt = z.coerce.number().int().positive();
+const list = z
+  .string()
+  .default('')
+  .transform((raw) =>
+    raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
+
+const gatewayEnv = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(8080),
+  DATA_DIR: z.string().min(1).default('./data'),
+  HTTP_ENGINE: z.enum(['auto', 'uws', 'node']).default('auto'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Browser origins allowed to call the MCP routes; requests without Origin (agents, CLIs) are unaffected. */
+  MCP_ALLOWED_ORIGINS: list,
+  MCP_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+  /** How long an admitted key is trusted without asking the store: the bound on revocation delay. */
+  API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  API_KEY_NEGATIVE_CACHE_SIZE: positiveInt.default(10_000),
+  BROKER_CONSUMER_GROUP: z.string().optional(),
+});
+
+export type GatewayConfig = z.output<typeof gatewayEnv>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; a bad value names its variable so the operator can fix it. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = gatewayEnv.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,72 @@
+/**
+ * The one seam between HTTP servers and the gateway. Engines copy what they need out of
+ * their native request objects before handing over, so nothing engine-specific (uWS's
+ * short-lived request object, node's IncomingMessage) leaks into routing, auth or MCP.
+ */
+export interface RequestHead {
+  /** Upper-case method, as sent. */
+  method: string;
+  /** Path exactly as sent, without the query string, never decoded. */
+  path: string;
+  query: string;
+  /** Header names lower-cased; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  remoteAddress: string;
+}
+
+export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
+
+export interface HttpResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export interface RequestContext {
+  head: RequestHead;
+  /** The request body, collected up to the engine's limit. Reading it twice returns the same result. */
+  readBody(): Promise<BodyResult>;
+  /** Fires when the client goes away before the response is written. */
+  signal: AbortSignal;
+}
+
+export type RequestHandler = (context: RequestContext) => Promise<HttpResponse>;
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  maxBodyBytes: number;
+}
+
+export interface RunningServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface HttpEngine {
+  /** 'uws' or 'node'. */
+  readonly name: 'uws' | 'node';
+  /** Which build serves: the uWS package and binary, or the Node.js version. */
+  readonly build: string;
+  listen(options: ListenOptions, handler: RequestHandler): Promise<RunningServer>;
+}
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  202: '202 Accepted',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  406: '406 Not Acceptable',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? String(status);
+}

@@ -1,0 +1,95 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BodyResult, HttpEngine, HttpResponse, RequestHandler, RequestHead } from './engine.ts';
+
+function headOf(req: IncomingMessage): RequestHead {
+  const url = req.url ?? '/';
+  const queryAt = url.indexOf('?');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return {
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: queryAt === -1 ? url : url.slice(0, queryAt),
+    query: queryAt === -1 ? '' : url.slice(queryAt + 1),
+    headers,
+    remoteAddress: req.socket.remoteAddress ?? '',
+  };
+}
+
+function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyResult> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? { ok: false, reason: 'too-large' } : { ok: true, body: Buffer.concat(chunks) }));
+    req.on('aborted', () => resolve({ ok: false, reason: 'aborted' }));
+    req.on('error', () => resolve({ ok: false, reason: 'aborted' }));
+  });
+}
+
+function send(res: ServerResponse, response: HttpResponse): void {
+  if (res.destroyed) return;
+  const body = response.body ?? '';
+  res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The fallback engine: node:http, for platforms where no uWebSockets.js build loads. */
+export function createNodeEngine(): HttpEngine {
+  return {
+    name: 'node',
+    build: `node:http (Node.js ${process.version})`,
+    listen({ host, port, maxBodyBytes }, handler: RequestHandler) {
+      const server = createServer((req, res) => {
+        const controller = new AbortController();
+        res.on('close', () => {
+          if (!res.writableFinished) controller.abort();
+        });
+        let body: Promise<BodyResult> | undefined;
+        const context = {
+          head: headOf(req),
+          readBody: () => {
+            body ??= collectBody(req, maxBodyBytes);
+            return body;
+          },
+          signal: controller.signal,
+        };
+        handler(context).then(
+          (response) => {
+            // An unread body must be drained, or keep-alive connections stall on the next request.
+            if (!body) req.resume();
+            send(res, response);
+          },
+          () => send(res, { status: 500, body: '{"error":"internal error"}' }),
+        );
+      });
+      server.keepAliveTimeout = 65_000;
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve({
+            port: (server.address() as AddressInfo).port,
+            close: () =>
+              new Promise<void>((done) => {
+                server.close(() => done());
+                server.closeAllConnections();
+              }),
+          });
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import { pino, type Logger } from 'pino';
+
+/**
+ * Secrets never reach a log line: header maps are redacted wholesale for X-API-Key and
+ * authorization, and any field named like a credential is censored wherever it sits.
+ */
+export const REDACTED_PATHS = [
+  'headers["x-api-key"]',
+  'headers.authorization',
+  '*.headers["x-api-key"]',
+  '*.headers.authorization',
+  'apiKey',
+  'key',
+  'secret',
+  'password',
+  '*.apiKey',
+  '*.secret',
+  '*.password',
+];
+
+export function createLogger(level: string, name = 'gateway'): Logger {
+  return pino({ name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+}

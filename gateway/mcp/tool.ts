@@ -1,0 +1,50 @@
+import type { z } from 'zod';
+
+/** Who is calling, as established by the gateway; never taken from tool arguments. */
+export interface CallerIdentity {
+  apiKeyId: string;
+}
+
+export interface ToolContext {
+  caller: CallerIdentity;
+  /** Aborted when the HTTP client goes away. */
+  signal: AbortSignal;
+  requestId: string;
+}
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolDefinition<In extends z.ZodType = z.ZodType, Out extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  input: In;
+  output: Out;
+  annotations: ToolAnnotations;
+  handler(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
+}
+
+/** Keeps each tool's handler typed against its own schemas inside a heterogeneous list. */
+export function defineTool<In extends z.ZodType, Out extends z.ZodType>(tool: ToolDefinition<In, Out>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+/**
+ * A failure the agent should read: becomes a tool result with `isError: true`. The message
+ * says what went wrong and what to do next; `code` is stable for programs.
+ */
+export class ToolError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}

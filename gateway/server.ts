@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { createApp } from './app.ts';
+import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
+import type { GatewayConfig } from './config.ts';
+import { selectEngine } from './http/select-engine.ts';
+import { ApiKeyStore } from './keys/store.ts';
+import { compileNamespace } from './mcp/namespace.ts';
+import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
+import { mountNamespaces } from './namespaces/registry.ts';
+
+export interface GatewayDependencies {
+  config: GatewayConfig;
+  log: Logger;
+  broker: BrokerCalls;
+}
+
+export interface RunningGateway {
+  port: number;
+  engine: string;
+  build: string;
+  namespaces: string[];
+  close(): Promise<void>;
+}
+
+export function keyStorePath(dataDir: string): string {
+  return join(dataDir, 'api-keys.sqlite');
+}
+
+export async function startGateway({ config, log, broker }: GatewayDependencies): Promise<RunningGateway> {
+  const store = new ApiKeyStore(keyStorePath(config.DATA_DIR));
+  const authenticator = new ApiKeyAuthenticator(store, {
+    positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
+    negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
+  });
+  const namespaces = mountNamespaces({
+    broker,
+    ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
+  }).map(compileNamespace);
+  const handler = createApp({ authenticator, namespaces, allowedOrigins: config.MCP_ALLOWED_ORIGINS, log });
+
+  const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
+  const server = await engine.listen(
+    { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES },
+    handler,
+  );
+  const names = namespaces.map((namespace) => namespace.definition.name);
+  log.info(
+    {
+      engine: engine.name,
+      build: engine.build,
+      ...(fallbackReasons.length > 0 ? { uwsUnavailable: fallbackReasons } : {}),
+      host: config.HOST,
+      port: server.port,
+      namespaces: names,
+    },
+    `gateway listening on http://${config.HOST}:${server.port} with ${engine.build}`,
+  );
+  return {
+    port: server.port,
+    engine: engine.name,
+    build: engine.build,
+    namespaces: names,
+    async close() {
+      await server.close();
+      store.close();
+    },
+  };
+}
