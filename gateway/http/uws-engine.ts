@@ -76,7 +76,9 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
               res.writeStatus(statusLine(response.status));
               for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
               // A refused oversized upload is still streaming in: close rather than read it.
-              res.end(response.body ?? '', response.status === 413);
+              const close = response.status === 413;
+              if (head.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), close);
+              else res.end(response.body ?? '', close);
             });
           });
       });

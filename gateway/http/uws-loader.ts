@@ -27,6 +27,7 @@ export interface UwsResponse {
   writeStatus(status: string): UwsResponse;
   writeHeader(name: string, value: string): UwsResponse;
   end(body?: string | Buffer, closeConnection?: boolean): UwsResponse;
+  endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
   getRemoteAddressAsText(): ArrayBuffer;
 }
 

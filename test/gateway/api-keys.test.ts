@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
+import { hashApiKey } from '../../gateway/keys/api-key.ts';
+import { ApiKeyStore } from '../../gateway/keys/store.ts';
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '../..');
+
+test('keys are mcp_ plus 192 random bits, stored only as SHA-256 hashes', () => {
+  const store = new ApiKeyStore(':memory:');
+  const a = store.create('a');
+  const b = store.create('b', 'owner-b');
+  assert.match(a.key, /^mcp_[A-Za-z0-9_-]{32}$/);
+  assert.notEqual(a.key, b.key);
+  assert.deepEqual(store.findByHash(hashApiKey(a.key)), { id: a.id, revoked: false });
+  assert.ok(!JSON.stringify(store.list()).includes(a.key));
+  store.close();
+});
+
+test('an admitted key stays cached at most the TTL; revocation is seen after it', async () => {
+  const store = new ApiKeyStore(':memory:');
+  const { key, id } = store.create('cached');
+  const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 150, negativeMaxEntries: 10 });
+  assert.deepEqual(auth.authenticate(key), { ok: true, apiKeyId: id });
+  store.revoke(id);
+  assert.equal(auth.authenticate(key).ok, true, 'still cached within the TTL');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(auth.authenticate(key), { ok: false, reason: 'revoked' });
+  store.close();
+});
+
+test('a flood of unregistered keys cannot grow the refusal cache past its bound', () => {
+  const store = new ApiKeyStore(':memory:');
+  const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 1000, negativeMaxEntries: 50 });
+  for (let i = 0; i < 1000; i++) {
+    assert.equal(auth.authenticate(`mcp_${String(i).padStart(32, 'x')}`).ok, false);
+  }
+  const size = (auth as unknown as { refused: { size: number } }).refused.size;
+  assert.equal(size, 50);
+  store.close();
+});
+
+test('last used is recorded, but not written on every request', () => {
+  const store = new ApiKeyStore(':memory:');
+  const { key } = store.create('touch');
+  let touches = 0;
+  const counting = {
+    findByHash: (hash: Buffer) => store.findByHash(hash),
+    touch: (id: string, at: Date) => {
+      touches += 1;
+      store.touch(id, at);
+    },
+  };
+  const auth = new ApiKeyAuthenticator(counting, { positiveTtlMs: 0, negativeMaxEntries: 10 });
+  for (let i = 0; i < 100; i++) auth.authenticate(key);
+  assert.equal(touches, 1);
+  assert.ok(store.list()[0]?.lastUsedAt);
+  store.close();
+});
+
+test('the keys CLI creates (key shown once, with client config), lists without keys, and revokes', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-keys-cli-'));
+  const env = { ...process.env, DATA_DIR: dataDir, PORT: '9999' };
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'gateway/keys/cli.ts', ...args], { cwd: root, env });
+  try {
+    const created = JSON.parse((await cli('create', '--label', 'ci bot', '--owner', 'ops', '--json')).stdout);
+    assert.match(created.key, /^mcp_/);
+    assert.equal(created.label, 'ci bot');
+    assert.deepEqual(created.mcpServers.event, {
+      type: 'http',
+      url: 'http://127.0.0.1:9999/event/mcp',
+      headers: { 'X-API-Key': created.key },
+    });
+    const human = (await cli('create', '--label', 'human')).stdout;
+    assert.match(human, /shown only this once/);
+    assert.match(human, /"mcpServers"/);
+
+    const listed = (await cli('list')).stdout;
+    assert.match(listed, new RegExp(created.id));
+    assert.ok(!listed.includes(created.key), 'list never prints a key');
+
+    await cli('revoke', created.id);
+    const records = JSON.parse((await cli('list', '--json')).stdout);
+    assert.ok(records.find((r: { id: string; revokedAt: string | null }) => r.id === created.id).revokedAt);
+    await assert.rejects(cli('revoke', 'key_nope'), /no key with id/);
+    await assert.rejects(cli('create'), /--label/);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
