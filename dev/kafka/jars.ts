@@ -9,6 +9,8 @@ import { KAFKA_VERSION, LOG4J_VERSION, SCALA_VERSION } from './paths.ts';
 /** Maven can stall on a dead network for a long time; give up with a message instead. */
 const FETCH_TIMEOUT_MS = 10 * 60_000;
 
+const DEPENDENCY_PLUGIN_VERSION = '3.8.1';
+
 const kafkaJar = `kafka_${SCALA_VERSION}-${KAFKA_VERSION}.jar`;
 
 function pom(): string {
@@ -32,16 +34,6 @@ function pom(): string {
       <version>${LOG4J_VERSION}</version>
     </dependency>
   </dependencies>
-  <build>
-    <plugins>
-      <plugin>
-        <!-- Pinned: the plugin version Maven would pick by default differs between Maven releases. -->
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-dependency-plugin</artifactId>
-        <version>3.8.1</version>
-      </plugin>
-    </plugins>
-  </build>
 </project>
 `;
 }
@@ -76,7 +68,9 @@ export async function ensureKafkaLibs(cacheDir: string, log: (line: string) => v
         '-B',
         '-f',
         join(work, 'pom.xml'),
-        'dependency:copy-dependencies',
+        '-Dstyle.color=never',
+        // Fully qualified, so a dead network reports the download that failed rather than an unknown prefix.
+        `org.apache.maven.plugins:maven-dependency-plugin:${DEPENDENCY_PLUGIN_VERSION}:copy-dependencies`,
         `-DoutputDirectory=${join(work, 'libs')}`,
         '-DincludeScope=runtime',
       ],
@@ -97,7 +91,7 @@ export async function ensureKafkaLibs(cacheDir: string, log: (line: string) => v
         'FETCH_FAILED',
         `Could not fetch the Kafka jars from Maven Central: ${why}. Check network access to ` +
           'https://repo.maven.apache.org (or the mirror/proxy in ~/.m2/settings.xml) and run again.\n' +
-          quoteOutput('last lines of mvn output', tailLines(result.output, 25)),
+          quoteOutput('last lines of mvn output', tailLines(stripAnsi(result.output), 25)),
       );
     }
     try {
@@ -112,6 +106,11 @@ export async function ensureKafkaLibs(cacheDir: string, log: (line: string) => v
     await rm(work, { recursive: true, force: true });
   }
   return join(cacheDir, 'libs');
+}
+
+function stripAnsi(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC.
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
 /** Leftovers of fetches that were killed; only ones whose owning process is gone are removed. */

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, open, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { formatLogDir, spawnBroker, spawnWatchdog, terminate } from './broker-process.ts';
 import { HOST, renderLog4j2Properties, renderServerProperties, validateUsers } from './config.ts';
 import { LocalKafkaError, quoteOutput, tailLines } from './errors.ts';
@@ -106,22 +106,34 @@ async function fileSize(path: string): Promise<number> {
   }
 }
 
-/** The part of the log written by this start, so an old run's lines never explain a new failure. */
-async function logSince(path: string, offset: number, lines = 40): Promise<string> {
+/**
+ * What this start wrote to the log (an old run's lines never explain a new failure): the first
+ * error lines, which usually name the cause, then the tail, which shows where it stopped.
+ */
+async function logExcerpt(path: string, offset: number): Promise<string> {
+  let text: string;
   try {
     const handle = await open(path, 'r');
     try {
       const { size } = await handle.stat();
-      const from = Math.max(offset, size - 256 * 1024);
+      const from = Math.max(offset, size - 512 * 1024);
       const buffer = Buffer.alloc(size - from);
       await handle.read(buffer, 0, buffer.length, from);
-      return tailLines(buffer.toString('utf8'), lines);
+      text = buffer.toString('utf8');
     } finally {
       await handle.close();
     }
   } catch {
-    return '';
+    return '(the log file could not be read)';
   }
+  const errors = text
+    .split('\n')
+    .filter((line) => /\b(ERROR|FATAL)\b|^Error|Exception:/.test(line))
+    .slice(0, 5);
+  const tail = quoteOutput('last lines of the broker log', tailLines(text, 20));
+  return errors.length > 0
+    ? `${quoteOutput('first errors in the broker log', errors.join('\n'))}\n${tail}`
+    : tail;
 }
 
 function probeTargets(state: BrokerState, caPem: string | undefined): ProbeTarget[] {
@@ -216,23 +228,27 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
 
   const wantSsl = options.saslSslPort !== null;
   const requests = [
-    { name: 'PLAINTEXT', port: options.plaintextPort ?? DEFAULT_PORTS.plaintext, flag: '--plaintext-port' },
+    {
+      name: 'PLAINTEXT',
+      port: options.plaintextPort ?? DEFAULT_PORTS.plaintext,
+      flag: '--plaintext-port (option plaintextPort)',
+    },
     {
       name: 'SASL_PLAINTEXT',
       port: options.saslPlaintextPort ?? DEFAULT_PORTS.saslPlaintext,
-      flag: '--sasl-port',
+      flag: '--sasl-port (option saslPlaintextPort)',
     },
     {
       name: 'CONTROLLER',
       port: options.controllerPort ?? DEFAULT_PORTS.controller,
-      flag: '--controller-port',
+      flag: '--controller-port (option controllerPort)',
     },
   ];
   if (wantSsl)
     requests.push({
       name: 'SASL_SSL',
       port: options.saslSslPort ?? DEFAULT_PORTS.saslSsl,
-      flag: '--sasl-ssl-port',
+      flag: '--sasl-ssl-port (option saslSslPort)',
     });
   const [plaintextPort, saslPort, controllerPort, sslPort] = await reservePorts(requests);
   if (plaintextPort === undefined || saslPort === undefined || controllerPort === undefined) {
@@ -258,7 +274,7 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   );
   await writeFile(files.log4jProperties, renderLog4j2Properties());
 
-  if (!existsSync(`${files.logDir}/meta.properties`)) {
+  if (!existsSync(join(files.logDir, 'meta.properties'))) {
     log(`formatting a fresh KRaft log dir in ${files.logDir}`);
     await formatLogDir(java, libs, files, newClusterId());
   }
@@ -326,20 +342,21 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   );
   if (!serving) {
     const exited = exit;
+    // Read before stopping: shutdown lines would otherwise bury why a start timed out.
+    const excerpt = await logExcerpt(files.logFile, logOffset);
     await stop();
-    const tail = await logSince(files.logFile, logOffset);
     if (exited) {
       throw new LocalKafkaError(
         'EXITED_DURING_START',
         `the broker exited during start (${exited.signal ?? `exit code ${exited.code}`}). ` +
-          `The log below says why; the full log is ${files.logFile}.\n${quoteOutput('last lines of the broker log', tail)}`,
+          `The log below says why; the full log is ${files.logFile}.\n${excerpt}`,
       );
     }
     throw new LocalKafkaError(
       'START_TIMEOUT',
       `the broker did not serve metadata on every listener within ${startTimeoutMs / 1000} s and was stopped. ` +
-        `Check ${files.logFile}; a slow or overloaded machine may need a longer startTimeoutMs.\n` +
-        quoteOutput('last lines of the broker log', tail),
+        `Check ${files.logFile}; a slow or overloaded machine may need a longer startTimeoutMs ` +
+        `(--start-timeout-s).\n${excerpt}`,
     );
   }
   log(`broker ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
