@@ -13,7 +13,12 @@ export interface AppOptions {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-function jsonError(status: number, error: string, message: string, extra: Record<string, string> = {}): HttpResponse {
+function jsonError(
+  status: number,
+  error: string,
+  message: string,
+  extra: Record<string, string> = {},
+): HttpResponse {
   return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify({ error, message }) };
 }
 
@@ -44,11 +49,15 @@ export function createApp({ authenticator, namespaces, allowedOrigins, log }: Ap
 
     const auth = authenticator.authenticate(head.headers['x-api-key']);
     if (!auth.ok) {
-      log.debug({ path: head.path.slice(0, 200), reason: auth.reason, remote: head.remoteAddress }, 'refused');
+      log.debug(
+        { path: head.path.slice(0, 200), reason: auth.reason, remote: head.remoteAddress },
+        'refused',
+      );
       return jsonError(401, 'unauthorized', UNAUTHORIZED_MESSAGES[auth.reason]);
     }
 
-    if (head.path === '/healthz') return jsonError(405, 'method_not_allowed', 'Use GET /healthz.', { allow: 'GET, HEAD' });
+    if (head.path === '/healthz')
+      return jsonError(405, 'method_not_allowed', 'Use GET /healthz.', { allow: 'GET, HEAD' });
     const namespace = routes.get(head.path);
     if (!namespace) return jsonError(404, 'not_found', `No route ${head.method} ${head.path.slice(0, 200)}.`);
 
@@ -68,9 +77,14 @@ export function createApp({ authenticator, namespaces, allowedOrigins, log }: Ap
     const body = await readBody();
     if (!body.ok) {
       if (body.reason === 'too-large') {
-        return jsonError(413, 'payload_too_large', 'The request body is over the limit (MCP_MAX_BODY_BYTES).', {
-          connection: 'close',
-        });
+        return jsonError(
+          413,
+          'payload_too_large',
+          'The request body is over the limit (MCP_MAX_BODY_BYTES).',
+          {
+            connection: 'close',
+          },
+        );
       }
       return { status: 400 };
     }

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 /**
  * Secrets never reach a log line: header maps are redacted wholesale for X-API-Key and

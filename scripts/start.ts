@@ -10,7 +10,11 @@ const children: ChildProcess[] = [];
 let stopping = false;
 
 function launch(name: string, entry: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, stdio: 'inherit', env: process.env });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    stdio: 'inherit',
+    env: process.env,
+  });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       console.error(`${name} exited (${signal ?? `code ${code}`}); stopping the rest`);

@@ -62,11 +62,10 @@ async function main(): Promise<number> {
     });
   }
   try {
-    return await run(
-      process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=2', ...files],
-      { ...process.env, ...testKafkaEnv(kafka) },
-    );
+    return await run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+      ...process.env,
+      ...testKafkaEnv(kafka),
+    });
   } finally {
     await stopKafka();
   }

@@ -33,7 +33,9 @@ function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyRe
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(tooLarge ? { ok: false, reason: 'too-large' } : { ok: true, body: Buffer.concat(chunks) }));
+    req.on('end', () =>
+      resolve(tooLarge ? { ok: false, reason: 'too-large' } : { ok: true, body: Buffer.concat(chunks) }),
+    );
     req.on('aborted', () => resolve({ ok: false, reason: 'aborted' }));
     req.on('error', () => resolve({ ok: false, reason: 'aborted' }));
   });

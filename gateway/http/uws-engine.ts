@@ -1,4 +1,11 @@
-import type { BodyResult, HttpEngine, HttpResponse, RequestContext, RequestHandler, RequestHead } from './engine.ts';
+import type {
+  BodyResult,
+  HttpEngine,
+  HttpResponse,
+  RequestContext,
+  RequestHandler,
+  RequestHead,
+} from './engine.ts';
 import { statusLine } from './engine.ts';
 import type { LoadedUws, UwsRequest, UwsResponse } from './uws-loader.ts';
 
@@ -24,7 +31,8 @@ function headOf(req: UwsRequest, res: UwsResponse): RequestHead {
  * arrives and reported at once, so an oversized upload is refused without being stored.
  */
 function bufferBody(res: UwsResponse, head: RequestHead, maxBodyBytes: number): Promise<BodyResult> {
-  const declaresBody = head.headers['content-length'] !== undefined || head.headers['transfer-encoding'] !== undefined;
+  const declaresBody =
+    head.headers['content-length'] !== undefined || head.headers['transfer-encoding'] !== undefined;
   return new Promise((resolve) => {
     if (!declaresBody || head.headers['content-length'] === '0') {
       resolve({ ok: true, body: Buffer.alloc(0) });
@@ -74,7 +82,8 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
             finished = true;
             res.cork(() => {
               res.writeStatus(statusLine(response.status));
-              for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
+              for (const [name, value] of Object.entries(response.headers ?? {}))
+                res.writeHeader(name, value);
               // A refused oversized upload is still streaming in: close rather than read it.
               const close = response.status === 413;
               if (head.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), close);
@@ -85,7 +94,11 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {
           if (!socket) {
-            reject(new Error(`uWebSockets.js could not listen on ${host}:${port} (address in use or not permitted)`));
+            reject(
+              new Error(
+                `uWebSockets.js could not listen on ${host}:${port} (address in use or not permitted)`,
+              ),
+            );
             return;
           }
           resolve({

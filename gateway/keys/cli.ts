@@ -22,7 +22,11 @@ function fail(message: string): never {
 function main(): void {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { label: { type: 'string' }, owner: { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: {
+      label: { type: 'string' },
+      owner: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
   });
   const [command, ...rest] = positionals;
   const config = loadGatewayConfig();
@@ -35,10 +39,20 @@ function main(): void {
       const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
       const clientConfig = mcpServersEntry(baseUrl, Object.keys(NAMESPACE_FACTORIES), created.key);
       if (values.json) {
-        console.log(JSON.stringify({ key: created.key, id: created.id, label: created.label, owner: created.owner, ...clientConfig }));
+        console.log(
+          JSON.stringify({
+            key: created.key,
+            id: created.id,
+            label: created.label,
+            owner: created.owner,
+            ...clientConfig,
+          }),
+        );
         return;
       }
-      console.log(`Created key ${created.id} (${created.label}). It is shown only this once:\n\n  ${created.key}\n`);
+      console.log(
+        `Created key ${created.id} (${created.label}). It is shown only this once:\n\n  ${created.key}\n`,
+      );
       console.log('Client configuration:\n');
       console.log(JSON.stringify(clientConfig, null, 2));
       return;

@@ -3,7 +3,10 @@ export function mcpServersEntry(baseUrl: string, namespaces: string[], apiKey: s
   const base = baseUrl.replace(/\/+$/, '');
   return {
     mcpServers: Object.fromEntries(
-      namespaces.map((name) => [name, { type: 'http', url: `${base}/${name}/mcp`, headers: { 'X-API-Key': apiKey } }]),
+      namespaces.map((name) => [
+        name,
+        { type: 'http', url: `${base}/${name}/mcp`, headers: { 'X-API-Key': apiKey } },
+      ]),
     ),
   };
 }

@@ -79,7 +79,9 @@ export class ApiKeyStore {
 
   list(): ApiKeyRecord[] {
     const rows = this.db
-      .prepare('SELECT id, label, owner, created_at, last_used_at, revoked_at FROM api_keys ORDER BY created_at')
+      .prepare(
+        'SELECT id, label, owner, created_at, last_used_at, revoked_at FROM api_keys ORDER BY created_at',
+      )
       .all() as Row[];
     return rows.map(toRecord);
   }

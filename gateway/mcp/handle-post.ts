@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { HttpResponse } from '../http/engine.ts';
 import type { CompiledNamespace } from './namespace.ts';
 import {
-
   isSupportedProtocolVersion,
   JSON_RPC,
   type JsonRpcId,
@@ -34,7 +33,11 @@ function errorResponse(status: number, id: JsonRpcId | null, code: number, messa
 }
 
 function resultResponse(id: JsonRpcId, resultJson: string): HttpResponse {
-  return { status: 200, headers: JSON_HEADERS, body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}` };
+  return {
+    status: 200,
+    headers: JSON_HEADERS,
+    body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`,
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -77,25 +80,35 @@ async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<
     });
     return resultResponse(
       id,
-      JSON.stringify({ content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output }),
+      JSON.stringify({
+        content: [{ type: 'text', text: JSON.stringify(output) }],
+        structuredContent: output,
+      }),
     );
   } catch (error) {
     if (error instanceof ToolError) return resultResponse(id, toolErrorResult(error.message));
     post.log.error({ err: error, tool: tool.name, requestId: post.requestId }, 'tool handler failed');
     return resultResponse(
       id,
-      toolErrorResult(`${tool.name} failed unexpectedly (request ${post.requestId}); retry, or report the request id.`),
+      toolErrorResult(
+        `${tool.name} failed unexpectedly (request ${post.requestId}); retry, or report the request id.`,
+      ),
     );
   }
 }
 
 function initializeResult(params: unknown, namespace: CompiledNamespace): string {
-  const requested = isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : '';
+  const requested =
+    isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : '';
   const { definition } = namespace;
   return JSON.stringify({
     protocolVersion: isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION,
     capabilities: { tools: { listChanged: false } },
-    serverInfo: { name: `mcp-event-gateway-${definition.name}`, title: definition.title, version: definition.version },
+    serverInfo: {
+      name: `mcp-event-gateway-${definition.name}`,
+      title: definition.title,
+      version: definition.version,
+    },
     instructions: definition.instructions,
   });
 }
@@ -123,16 +136,31 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
     return errorResponse(400, null, JSON_RPC.PARSE_ERROR, 'Parse error: the body is not valid JSON');
   }
   if (Array.isArray(message)) {
-    return errorResponse(400, null, JSON_RPC.INVALID_REQUEST, 'JSON-RPC batches are not supported: send one message per POST');
+    return errorResponse(
+      400,
+      null,
+      JSON_RPC.INVALID_REQUEST,
+      'JSON-RPC batches are not supported: send one message per POST',
+    );
   }
   if (!isObject(message) || message.jsonrpc !== '2.0') {
-    return errorResponse(400, null, JSON_RPC.INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 object');
+    return errorResponse(
+      400,
+      null,
+      JSON_RPC.INVALID_REQUEST,
+      'Invalid Request: expected a JSON-RPC 2.0 object',
+    );
   }
 
   if (typeof message.method === 'string') {
     if (!('id' in message)) return ACCEPTED;
     if (!isValidId(message.id)) {
-      return errorResponse(400, null, JSON_RPC.INVALID_REQUEST, 'Invalid Request: id must be a string or a number');
+      return errorResponse(
+        400,
+        null,
+        JSON_RPC.INVALID_REQUEST,
+        'Invalid Request: id must be a string or a number',
+      );
     }
     const { id, params } = message;
     switch (message.method) {
@@ -145,10 +173,19 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
       case 'tools/call':
         return callTool(id, params, post);
       default:
-        return errorResponse(200, id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${message.method.slice(0, 100)}`);
+        return errorResponse(
+          200,
+          id,
+          JSON_RPC.METHOD_NOT_FOUND,
+          `Method not found: ${message.method.slice(0, 100)}`,
+        );
     }
   }
   if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
-  return errorResponse(400, null, JSON_RPC.INVALID_REQUEST, 'Invalid Request: neither a request, a notification nor a response');
+  return errorResponse(
+    400,
+    null,
+    JSON_RPC.INVALID_REQUEST,
+    'Invalid Request: neither a request, a notification nor a response',
+  );
 }
-

@@ -31,7 +31,9 @@ export interface ToolDefinition<In extends z.ZodType = z.ZodType, Out extends z.
 }
 
 /** Keeps each tool's handler typed against its own schemas inside a heterogeneous list. */
-export function defineTool<In extends z.ZodType, Out extends z.ZodType>(tool: ToolDefinition<In, Out>): ToolDefinition {
+export function defineTool<In extends z.ZodType, Out extends z.ZodType>(
+  tool: ToolDefinition<In, Out>,
+): ToolDefinition {
   return tool as unknown as ToolDefinition;
 }
 

@@ -17,7 +17,10 @@ export const topicName = z
   .regex(/^[a-zA-Z0-9._-]+$/, 'topic may contain only ASCII letters, digits, ".", "_" and "-"')
   .refine((name) => name !== '.' && name !== '..', 'topic must not be "." or ".."');
 
-export const groupName = z.string().min(1, 'group must not be empty').max(255, 'group must be at most 255 characters');
+export const groupName = z
+  .string()
+  .min(1, 'group must not be empty')
+  .max(255, 'group must be at most 255 characters');
 
 export const capabilitiesInput = z.object({}).strict();
 
@@ -40,7 +43,9 @@ export const consumeInput = z
       .describe(
         'group: read through the consumer group and commit what is returned. earliest/latest: read every partition from its start/end without touching any group.',
       ),
-    group: groupName.optional().describe('Consumer group (from=group only). Default: the server default group.'),
+    group: groupName
+      .optional()
+      .describe('Consumer group (from=group only). Default: the server default group.'),
     max: z
       .number()
       .int()

@@ -27,7 +27,11 @@ function raw(
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
       );
     });
     req.on('error', reject);
@@ -39,7 +43,13 @@ function raw(
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 function rpc(gw: TestGateway, message: unknown, headers: Record<string, string> = {}, key = gw.apiKey) {
-  return raw(gw, 'POST', '/event/mcp', { ...MCP_HEADERS, 'x-api-key': key, ...headers }, JSON.stringify(message));
+  return raw(
+    gw,
+    'POST',
+    '/event/mcp',
+    { ...MCP_HEADERS, 'x-api-key': key, ...headers },
+    JSON.stringify(message),
+  );
 }
 
 /** Records every call so a test can prove that no handler ran. */
@@ -49,7 +59,9 @@ function recordingBroker(): BrokerCalls & { calls: string[] } {
     calls,
     call(method) {
       calls.push(method);
-      return Promise.reject(Object.assign(new Error('The broker worker is unreachable.'), { code: 'WORKER_UNREACHABLE' }));
+      return Promise.reject(
+        Object.assign(new Error('The broker worker is unreachable.'), { code: 'WORKER_UNREACHABLE' }),
+      );
     },
   };
 }
@@ -63,7 +75,11 @@ for (const engine of ['uws', 'node'] as const) {
       gw = await startTestGateway({
         engine,
         broker,
-        env: { MCP_ALLOWED_ORIGINS: 'https://allowed.example', MCP_MAX_BODY_BYTES: '4096', API_KEY_CACHE_TTL_MS: '0' },
+        env: {
+          MCP_ALLOWED_ORIGINS: 'https://allowed.example',
+          MCP_MAX_BODY_BYTES: '4096',
+          API_KEY_CACHE_TTL_MS: '0',
+        },
       });
       assert.equal(gw.gateway.engine, engine);
     });
@@ -124,7 +140,13 @@ for (const engine of ['uws', 'node'] as const) {
       ];
       for (const path of trickyPaths) {
         test(`path ${path} without a key: 401`, async () => {
-          const res = await raw(gw, 'POST', path, MCP_HEADERS, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+          const res = await raw(
+            gw,
+            'POST',
+            path,
+            MCP_HEADERS,
+            '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+          );
           assert.equal(res.status, 401);
         });
       }
@@ -148,7 +170,15 @@ for (const engine of ['uws', 'node'] as const) {
     });
 
     describe('with a valid key', () => {
-      const notRoutes = ['/event/mcp/', '//event/mcp', '/EVENT/mcp', '/event/%6dcp', '/memory/mcp', '/', '/healthz/'];
+      const notRoutes = [
+        '/event/mcp/',
+        '//event/mcp',
+        '/EVENT/mcp',
+        '/event/%6dcp',
+        '/memory/mcp',
+        '/',
+        '/healthz/',
+      ];
       for (const path of notRoutes) {
         test(`${path}: 404`, async () => {
           const res = await raw(gw, 'POST', path, { ...MCP_HEADERS, 'x-api-key': gw.apiKey }, '{}');
@@ -196,12 +226,20 @@ for (const engine of ['uws', 'node'] as const) {
           jsonrpc: '2.0',
           id: 'a',
           method: 'initialize',
-          params: { protocolVersion: '1999-01-01', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+          params: {
+            protocolVersion: '1999-01-01',
+            capabilities: {},
+            clientInfo: { name: 't', version: '1' },
+          },
         });
         assert.equal(JSON.parse(res.body).result.protocolVersion, '2025-11-25');
       });
       test('an unsupported MCP-Protocol-Version header: 400', async () => {
-        const res = await rpc(gw, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': '2024-01-01' });
+        const res = await rpc(
+          gw,
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          { 'mcp-protocol-version': '2024-01-01' },
+        );
         assert.equal(res.status, 400);
         assert.match(JSON.parse(res.body).error.message, /MCP-Protocol-Version/);
       });
@@ -211,12 +249,24 @@ for (const engine of ['uws', 'node'] as const) {
         assert.equal(JSON.parse(res.body).error.code, -32600);
       });
       test('invalid JSON: 400 with -32700', async () => {
-        const res = await raw(gw, 'POST', '/event/mcp', { ...MCP_HEADERS, 'x-api-key': gw.apiKey }, '{"jsonrpc":');
+        const res = await raw(
+          gw,
+          'POST',
+          '/event/mcp',
+          { ...MCP_HEADERS, 'x-api-key': gw.apiKey },
+          '{"jsonrpc":',
+        );
         assert.equal(res.status, 400);
         assert.equal(JSON.parse(res.body).error.code, -32700);
       });
       test('a non-JSON content type: 415', async () => {
-        const res = await raw(gw, 'POST', '/event/mcp', { 'content-type': 'text/plain', 'x-api-key': gw.apiKey }, '{}');
+        const res = await raw(
+          gw,
+          'POST',
+          '/event/mcp',
+          { 'content-type': 'text/plain', 'x-api-key': gw.apiKey },
+          '{}',
+        );
         assert.equal(res.status, 415);
       });
       test('unknown method: -32601', async () => {
@@ -226,7 +276,12 @@ for (const engine of ['uws', 'node'] as const) {
         assert.equal(body.error.code, -32601);
       });
       test('unknown tool: -32602', async () => {
-        const res = await rpc(gw, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'nope', arguments: {} } });
+        const res = await rpc(gw, {
+          jsonrpc: '2.0',
+          id: 8,
+          method: 'tools/call',
+          params: { name: 'nope', arguments: {} },
+        });
         assert.equal(JSON.parse(res.body).error.code, -32602);
       });
       test('invalid tool arguments: a tool result with isError and the validation message', async () => {
@@ -253,13 +308,26 @@ for (const engine of ['uws', 'node'] as const) {
         assert.equal((await rpc(gw, { jsonrpc: '2.0', id: {}, method: 'ping' })).status, 400);
       });
       test('an Origin that is not allowed: 403; an allowed one passes', async () => {
-        const bad = await rpc(gw, { jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: 'https://evil.example' });
+        const bad = await rpc(
+          gw,
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          { origin: 'https://evil.example' },
+        );
         assert.equal(bad.status, 403);
-        const good = await rpc(gw, { jsonrpc: '2.0', id: 1, method: 'ping' }, { origin: 'https://allowed.example' });
+        const good = await rpc(
+          gw,
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          { origin: 'https://allowed.example' },
+        );
         assert.equal(good.status, 200);
       });
       test('a body over the limit: 413, and the server keeps serving', async () => {
-        const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(8192) } });
+        const big = JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'ping',
+          params: { pad: 'x'.repeat(8192) },
+        });
         const res = await rpc(gw, JSON.parse(big));
         assert.equal(res.status, 413);
         assert.equal((await rpc(gw, { jsonrpc: '2.0', id: 2, method: 'ping' })).status, 200);

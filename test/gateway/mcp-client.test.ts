@@ -26,10 +26,14 @@ test('the SDK client initializes, lists the six event tools and validates their 
     assert.equal(client.getServerVersion()?.name, 'mcp-event-gateway-event');
     assert.match(client.getInstructions() ?? '', /untrusted/);
     const { tools } = await client.listTools();
-    assert.deepEqual(
-      tools.map((tool) => tool.name).sort(),
-      ['event_capabilities', 'event_consume', 'event_create_topic', 'event_delete_topic', 'event_publish', 'event_topics'],
-    );
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), [
+      'event_capabilities',
+      'event_consume',
+      'event_create_topic',
+      'event_delete_topic',
+      'event_publish',
+      'event_topics',
+    ]);
     await client.ping();
   } finally {
     await client.close();
@@ -41,7 +45,10 @@ test('event_capabilities answers while the broker worker is down, and says so', 
   try {
     const result = await client.callTool({ name: 'event_capabilities', arguments: {} });
     assert.notEqual(result.isError, true);
-    const caps = result.structuredContent as { ready: boolean; worker: { reachable: boolean; error: string } };
+    const caps = result.structuredContent as {
+      ready: boolean;
+      worker: { reachable: boolean; error: string };
+    };
     assert.equal(caps.ready, false);
     assert.equal(caps.worker.reachable, false);
     assert.match(caps.worker.error, /unreachable/);

@@ -22,13 +22,20 @@ export interface TestGateway {
 /** A broker link that is honestly absent: every call fails as a down worker would. */
 export const absentBroker: BrokerCalls = {
   call() {
-    return Promise.reject(Object.assign(new Error('The broker worker is unreachable.'), { code: 'WORKER_UNREACHABLE' }));
+    return Promise.reject(
+      Object.assign(new Error('The broker worker is unreachable.'), { code: 'WORKER_UNREACHABLE' }),
+    );
   },
 };
 
 /** A real gateway on a free loopback port, with its own key store holding one fresh key. */
 export async function startTestGateway(
-  options: { engine?: 'uws' | 'node'; broker?: BrokerCalls; env?: Record<string, string>; dataDir?: string } = {},
+  options: {
+    engine?: 'uws' | 'node';
+    broker?: BrokerCalls;
+    env?: Record<string, string>;
+    dataDir?: string;
+  } = {},
 ): Promise<TestGateway> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-gw-test-')));
   const withStore = <T>(fn: (store: ApiKeyStore) => T): T => {
@@ -48,7 +55,11 @@ export async function startTestGateway(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
   });
-  const gateway = await startGateway({ config, log: createLogger(config.LOG_LEVEL), broker: options.broker ?? absentBroker });
+  const gateway = await startGateway({
+    config,
+    log: createLogger(config.LOG_LEVEL),
+    broker: options.broker ?? absentBroker,
+  });
   return {
     url: `http://127.0.0.1:${gateway.port}`,
     port: gateway.port,

@@ -22,7 +22,8 @@ export interface TestKafka {
 /** Inside a test file: the shared broker, or a clear failure when the file was run outside `npm test`. */
 export function testKafka(): TestKafka {
   const plaintext = process.env.TEST_KAFKA_PLAINTEXT;
-  if (!plaintext) throw new Error('TEST_KAFKA_PLAINTEXT is not set: run tests through `npm test` (test/run.ts)');
+  if (!plaintext)
+    throw new Error('TEST_KAFKA_PLAINTEXT is not set: run tests through `npm test` (test/run.ts)');
   return {
     plaintext,
     saslPlaintext: process.env.TEST_KAFKA_SASL_PLAINTEXT ?? '',

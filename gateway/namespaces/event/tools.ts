@@ -52,7 +52,9 @@ const capabilitiesResult = z.object({
   defaultTopic: z.string().nullable(),
   defaultGroup: z.string().nullable(),
   topicAdminEnabled: z.boolean().nullable(),
-  tools: z.array(z.object({ name: z.string(), title: z.string(), readOnly: z.boolean(), destructive: z.boolean() })),
+  tools: z.array(
+    z.object({ name: z.string(), title: z.string(), readOnly: z.boolean(), destructive: z.boolean() }),
+  ),
   untrustedPayloads: z.string(),
 });
 
@@ -65,7 +67,11 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
     routingKey?: string,
   ): Promise<WorkerMethods[M]['result']> {
     try {
-      return await broker.call(method, params, { signal, timeoutMs, ...(routingKey === undefined ? {} : { routingKey }) });
+      return await broker.call(method, params, {
+        signal,
+        timeoutMs,
+        ...(routingKey === undefined ? {} : { routingKey }),
+      });
     } catch (error) {
       throw asToolError(error);
     }
@@ -121,7 +127,12 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
         'Publishes one message to a topic and returns the topic, partition and offset of the acknowledged write. value is a string (serialize JSON yourself); messages with the same key always land on the same partition and stay in order; headers are string to string. The topic must exist (it is not created on the fly).',
       input: publishInput,
       output: publishResult,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
       handler: (args, { signal }) => forward('publish', args, signal),
     }),
     defineTool({
@@ -130,7 +141,12 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
       description: `Reads up to max messages (default 10, capped at 100), returning within timeout_ms (default 5000, capped at 30000) or as soon as max messages are ready. from=group (default) reads through a durable consumer group: each message is handed out once per group and committed before this call returns, so calling again returns only newer messages and count 0 when nothing new arrived. from=earliest reads every partition from its start and from=latest waits for new messages only; neither touches any group's offsets. ${UNTRUSTED_PAYLOADS}`,
       input: consumeInput,
       output: consumeResult,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
       handler: (args, { signal }) =>
         forward(
           'consume',
@@ -143,7 +159,8 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
     defineTool({
       name: 'event_topics',
       title: 'List topics',
-      description: 'Lists the topics on the cluster with their partition counts; internal topics are flagged.',
+      description:
+        'Lists the topics on the cluster with their partition counts; internal topics are flagged.',
       input: topicsInput,
       output: topicsResult,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -156,7 +173,12 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
         'Creates a topic (partitions default 1, replication_factor default 3 as managed hosting requires; a one-broker development cluster needs replication_factor 1). Disabled unless the server sets BROKER_ALLOW_TOPIC_ADMIN=true.',
       input: createTopicInput,
       output: createTopicResult,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
       handler: (args, { signal }) => forward('createTopic', args, signal),
     }),
     defineTool({
