@@ -1,0 +1,67 @@
+/**
+ * `npm run dev`: local Kafka (left running for the next time), a `tasks` topic, a fresh dev
+ * key, then the broker-worker and the gateway, with the client configuration printed.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { localKafkaStatus, startLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { defaultDevDataDir } from '../dev/kafka/paths.ts';
+import { loadGatewayConfig } from '../gateway/config.ts';
+import { mcpServersEntry } from '../gateway/keys/client-config.ts';
+import { ApiKeyStore } from '../gateway/keys/store.ts';
+import { NAMESPACE_FACTORIES } from '../gateway/namespaces/registry.ts';
+import { keyStorePath } from '../gateway/server.ts';
+
+const root = join(import.meta.dirname, '..');
+const DEV_TOPIC = 'tasks';
+
+const status = await localKafkaStatus(defaultDevDataDir);
+const bootstrap = status.running
+  ? status.plaintext
+  : (
+      await startLocalKafka({
+        dataDir: defaultDevDataDir,
+        detached: true,
+        log: (line) => console.log(`[kafka] ${line}`),
+      })
+    ).plaintext;
+console.log(`[dev] Kafka at ${bootstrap} (stop it with: npm run kafka -- stop)`);
+
+const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
+await admin.connect();
+if (!(await admin.listTopics()).includes(DEV_TOPIC)) {
+  await admin.createTopics({ topics: [{ topic: DEV_TOPIC, numPartitions: 3, replicationFactor: 1 }] });
+}
+await admin.disconnect();
+
+const env = {
+  ...process.env,
+  BROKER_BOOTSTRAP_SERVERS: bootstrap,
+  BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+  BROKER_DEFAULT_TOPIC: process.env.BROKER_DEFAULT_TOPIC ?? DEV_TOPIC,
+  BROKER_CONSUMER_GROUP: process.env.BROKER_CONSUMER_GROUP ?? 'dev-workers',
+  BROKER_ALLOW_TOPIC_ADMIN: process.env.BROKER_ALLOW_TOPIC_ADMIN ?? 'true',
+};
+const config = loadGatewayConfig(env);
+const store = new ApiKeyStore(keyStorePath(config.DATA_DIR));
+const created = store.create('dev', 'npm run dev');
+store.close();
+
+console.log(`[dev] dev key ${created.id}; MCP client configuration:\n`);
+console.log(
+  JSON.stringify(
+    mcpServersEntry(`http://${config.HOST}:${config.PORT}`, Object.keys(NAMESPACE_FACTORIES), created.key),
+    null,
+    2,
+  ),
+);
+console.log('');
+
+const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+  cwd: root,
+  stdio: 'inherit',
+  env,
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stack.kill(signal));
+stack.on('exit', (code) => process.exit(code ?? 0));
