@@ -59,12 +59,35 @@ export type WorkerErrorCode =
   | 'BROKER_ERROR'
   | 'DEADLINE_EXCEEDED'
   | 'CANCELLED'
+  /** Too many calls in flight or too many live consumers; retry shortly. */
+  | 'OVERLOADED'
   | 'INTERNAL';
 
 export interface WorkerErrorBody {
   code: WorkerErrorCode;
   message: string;
   retriable: boolean;
+}
+
+/**
+ * Time the worker keeps for committing a poll's offsets and sending the answer after the
+ * poll's own `timeout_ms`. A consume call's IPC deadline should be at least
+ * `timeout_ms + CONSUME_DEADLINE_SLACK_MS` (see `callDeadlineMs`); with less, the worker
+ * shortens the poll so that it can still commit and answer inside the deadline.
+ */
+export const CONSUME_DEADLINE_SLACK_MS = 2000;
+
+/** Deadline for calls that do one broker round trip or a few (publish, topics, admin). */
+export const DEFAULT_CALL_DEADLINE_MS = 15_000;
+
+/** The IPC deadline a caller should give a call: the poll budget plus slack for consume. */
+export function callDeadlineMs<M extends WorkerMethod>(
+  method: M,
+  params: WorkerMethods[M]['params'],
+): number {
+  if (method === 'consume') return (params as ConsumeInput).timeout_ms + CONSUME_DEADLINE_SLACK_MS;
+  if (method === 'status') return 2000;
+  return DEFAULT_CALL_DEADLINE_MS;
 }
 
 /** Frames on the link. `deadlineMs` is a relative budget: clocks of two hosts need not agree. */

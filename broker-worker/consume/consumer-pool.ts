@@ -1,0 +1,117 @@
+/**
+ * The live group consumers, one per (group, topic), kept warm between polls so a poll does
+ * not pay a group join each time. Bounded: past `maxConsumers` the least recently used
+ * idle consumer leaves its group; consumers unused for `idleMs` leave on their own.
+ */
+import type { KafkaConfig } from 'kafkajs';
+import { MethodError } from '../errors.ts';
+import type { BrokerHealth } from '../health.ts';
+import type { Logger } from '../logger.ts';
+import { GroupConsumer } from './group-consumer.ts';
+
+export interface ConsumerPoolOptions {
+  kafkaConfig: KafkaConfig;
+  sessionTimeoutMs: number;
+  idleMs: number;
+  maxConsumers: number;
+  logger: Logger;
+  health: BrokerHealth;
+}
+
+export class ConsumerPool {
+  private readonly consumers = new Map<string, GroupConsumer>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly options: ConsumerPoolOptions) {
+    const every = Math.max(250, Math.min(10_000, Math.floor(options.idleMs / 4)));
+    this.sweeper = setInterval(() => this.sweepIdle(), every);
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.consumers.size;
+  }
+
+  /** The warm consumer for (group, topic), created (and started) on first use. */
+  acquire(group: string, topic: string): GroupConsumer {
+    if (this.closed)
+      throw new MethodError('OVERLOADED', 'The broker worker is shutting down; retry in a moment.', true);
+    const key = `${group}\u0000${topic}`;
+    const existing = this.consumers.get(key);
+    if (existing && !existing.failed && existing.liveState !== 'closing' && existing.liveState !== 'closed') {
+      existing.lastUsedAt = Date.now();
+      return existing;
+    }
+    if (existing) this.retire(key, existing);
+    if (this.consumers.size >= this.options.maxConsumers) this.evictLeastRecentlyUsed();
+
+    const consumer = new GroupConsumer({
+      kafkaConfig: this.options.kafkaConfig,
+      group,
+      topic,
+      sessionTimeoutMs: this.options.sessionTimeoutMs,
+      logger: this.options.logger,
+      health: this.options.health,
+    });
+    this.consumers.set(key, consumer);
+    consumer.start();
+    this.options.logger.info({ group, topic, live: this.consumers.size }, 'group consumer started');
+    return consumer;
+  }
+
+  private evictLeastRecentlyUsed(): void {
+    let victim: [string, GroupConsumer] | null = null;
+    for (const entry of this.consumers) {
+      if (entry[1].activePolls > 0) continue;
+      if (!victim || entry[1].lastUsedAt < victim[1].lastUsedAt) victim = entry;
+    }
+    if (!victim) {
+      throw new MethodError(
+        'OVERLOADED',
+        `All ${this.options.maxConsumers} group consumers of this broker worker are busy with polls ` +
+          '(BROKER_MAX_CONSUMERS); retry shortly.',
+        true,
+      );
+    }
+    this.options.logger.info(
+      { group: victim[1].group, topic: victim[1].topic },
+      'evicting least recently used consumer',
+    );
+    this.retire(victim[0], victim[1]);
+  }
+
+  private sweepIdle(): void {
+    const cutoff = Date.now() - this.options.idleMs;
+    for (const [key, consumer] of this.consumers) {
+      if (consumer.activePolls === 0 && (consumer.lastUsedAt < cutoff || consumer.failed)) {
+        this.options.logger.info(
+          { group: consumer.group, topic: consumer.topic },
+          'idle consumer leaves its group',
+        );
+        this.retire(key, consumer);
+      }
+    }
+  }
+
+  private retire(key: string, consumer: GroupConsumer): void {
+    if (this.consumers.get(key) === consumer) this.consumers.delete(key);
+    void consumer.close();
+  }
+
+  /** Retires the consumers of a topic that was just deleted (their metadata would fail forever). */
+  retireTopic(topic: string): void {
+    for (const [key, consumer] of this.consumers) {
+      if (consumer.topic === topic && consumer.activePolls === 0) this.retire(key, consumer);
+    }
+  }
+
+  /** Every consumer leaves its group (running polls answer first). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    const all = [...this.consumers.values()];
+    this.consumers.clear();
+    await Promise.all(all.map((c) => c.close()));
+  }
+}

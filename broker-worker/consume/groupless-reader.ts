@@ -1,0 +1,217 @@
+/**
+ * consume with from=earliest|latest: reads every partition of a topic without a consumer
+ * group, so no group is joined, no offsets are created and nothing is committed.
+ *
+ * How: kafkajs consumers always join a group, so this reads the way a group-less Java
+ * consumer with assign() does, one level down: ListOffsets gives each partition's start
+ * (earliest) or end (latest), then Fetch requests go straight to each partition leader
+ * (kafka/internals.ts). Cost per call: one metadata refresh, one ListOffsets round trip
+ * and one or more Fetches; no rebalance delay is ever paid. The rejected alternative, a
+ * throwaway randomly named group, would pay the broker's group.initial.rebalance.delay.ms
+ * (3 s by default) on every call and leave empty groups behind.
+ *
+ * Connections come from a small pool of raw clusters: a Fetch that long-polls holds its
+ * broker connection (Kafka answers a connection's requests in order), so two concurrent
+ * reads must not share one.
+ */
+import type { Kafka } from 'kafkajs';
+import type { ConsumedMessage } from '../../shared/event/schemas.ts';
+import { MethodError } from '../errors.ts';
+import { describeKafkaError } from '../kafka/errors.ts';
+import { createRawCluster, decodeBatch, type RawCluster, READ_COMMITTED } from '../kafka/internals.ts';
+import { ChangeSignal } from '../util/sync.ts';
+import { type BufferedMessage, toBufferedMessage } from './message.ts';
+
+const POOL_MAX_IDLE = 8;
+/** Longest a single Fetch waits on the broker; the loop fetches again while time remains. */
+const FETCH_MAX_WAIT_MS = 500;
+const FETCH_MAX_BYTES = 8 * 1024 * 1024;
+const PARTITION_MAX_BYTES = 1024 * 1024;
+
+export interface GrouplessRead {
+  topic: string;
+  from: 'earliest' | 'latest';
+  max: number;
+  endAt: number;
+  signal: AbortSignal;
+  byteBudget: number;
+}
+
+export class GrouplessReader {
+  private readonly idle: RawCluster[] = [];
+  private closed = false;
+
+  constructor(private readonly kafka: Kafka) {}
+
+  async read(request: GrouplessRead): Promise<ConsumedMessage[]> {
+    const cluster = await this.checkout();
+    let outcome: Awaited<ReturnType<typeof readWith>>;
+    try {
+      outcome = await readWith(cluster, request);
+    } catch (error) {
+      this.checkin(cluster, false);
+      throw error;
+    }
+    // Another leader's Fetch may still be long-polling on this cluster's connections; the
+    // cluster goes back to the pool only when it is quiet.
+    void outcome.settled.then(() => this.checkin(cluster, true));
+    return outcome.messages;
+  }
+
+  private async checkout(): Promise<RawCluster> {
+    const ready = this.idle.pop();
+    if (ready) return ready;
+    const cluster = createRawCluster(this.kafka);
+    try {
+      await cluster.connect();
+    } catch (error) {
+      void cluster.disconnect().catch(() => undefined);
+      throw error;
+    }
+    return cluster;
+  }
+
+  private checkin(cluster: RawCluster, healthy: boolean): void {
+    if (!this.closed && healthy && this.idle.length < POOL_MAX_IDLE) this.idle.push(cluster);
+    else void cluster.disconnect().catch(() => undefined);
+  }
+
+  /**
+   * Drops pooled connections. Called after a topic is deleted: kafkajs fails every
+   * metadata refresh of a cluster that once read a topic that no longer exists.
+   */
+  flush(): void {
+    for (const cluster of this.idle.splice(0)) void cluster.disconnect().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.idle.splice(0).map((c) => c.disconnect().catch(() => undefined)));
+  }
+}
+
+async function readWith(
+  cluster: RawCluster,
+  request: GrouplessRead,
+): Promise<{ messages: ConsumedMessage[]; settled: Promise<unknown> }> {
+  const { topic } = request;
+  await cluster.addMultipleTargetTopics([topic]);
+  const partitions = cluster.findTopicPartitionMetadata(topic).map((p) => p.partitionId);
+  if (partitions.length === 0) throw new MethodError('UNKNOWN_TOPIC', `Topic "${topic}" has no partitions.`);
+
+  const starts = await cluster.fetchTopicsOffset([
+    {
+      topic,
+      partitions: partitions.map((partition) => ({ partition })),
+      fromBeginning: request.from === 'earliest',
+    },
+  ]);
+  const position = new Map<number, string>();
+  for (const entry of starts.find((t) => t.topic === topic)?.partitions ?? [])
+    position.set(entry.partition, entry.offset);
+
+  const perPartition = new Map<number, BufferedMessage[]>();
+  let collected = 0;
+  let collectedBytes = 0;
+  let failure: unknown = null;
+  const changed = new ChangeSignal();
+  const finished = () =>
+    collected >= request.max ||
+    collectedBytes >= request.byteBudget ||
+    Date.now() >= request.endAt ||
+    request.signal.aborted ||
+    failure !== null;
+
+  const leaders = cluster.findLeaderForPartitions(topic, partitions);
+  let running = 0;
+  const loops = Object.entries(leaders).map(async ([nodeId, owned]) => {
+    running += 1;
+    try {
+      const broker = await cluster.findBroker({ nodeId });
+      while (!finished()) {
+        const response = await broker.fetch({
+          isolationLevel: READ_COMMITTED,
+          maxWaitTime: Math.max(0, Math.min(FETCH_MAX_WAIT_MS, request.endAt - Date.now())),
+          minBytes: 1,
+          maxBytes: FETCH_MAX_BYTES,
+          topics: [
+            {
+              topic,
+              partitions: owned.map((partition) => ({
+                partition,
+                fetchOffset: position.get(partition) ?? '0',
+                maxBytes: PARTITION_MAX_BYTES,
+              })),
+            },
+          ],
+        });
+        for (const topicData of response.responses) {
+          for (const data of topicData.partitions) {
+            const fetchedOffset = position.get(data.partition) ?? '0';
+            const batch = decodeBatch(topic, fetchedOffset, data);
+            const last = batch.messagesWithinOffset.at(-1);
+            if (last) position.set(data.partition, (BigInt(last.offset) + 1n).toString());
+            if (batch.messages.length === 0) continue;
+            const list = perPartition.get(data.partition) ?? [];
+            for (const message of batch.messages) {
+              const item = toBufferedMessage(topic, data.partition, message);
+              list.push(item);
+              collected += 1;
+              collectedBytes += item.bytes;
+            }
+            perPartition.set(data.partition, list);
+          }
+        }
+        changed.notify();
+      }
+    } catch (error) {
+      failure ??= error;
+    } finally {
+      running -= 1;
+      changed.notify();
+    }
+  });
+
+  while (!finished() && running > 0) await changed.wait(request.endAt - Date.now(), request.signal);
+  if (request.signal.aborted) {
+    void Promise.allSettled(loops);
+    throw request.signal.reason;
+  }
+  if (failure !== null && collected === 0) {
+    throw describeKafkaError(failure, `read topic "${topic}" from ${request.from}`);
+  }
+  return {
+    messages: mergeByTimestamp(perPartition, request.max, request.byteBudget),
+    settled: Promise.allSettled(loops),
+  };
+}
+
+/**
+ * Oldest first across partitions while keeping each partition's own order (producer
+ * timestamps need not be monotonic within a partition, so a plain sort could reorder it).
+ */
+export function mergeByTimestamp(
+  perPartition: Map<number, BufferedMessage[]>,
+  max: number,
+  byteBudget: number,
+): ConsumedMessage[] {
+  const queues = [...perPartition.values()].map((list) => ({ list, next: 0 }));
+  const out: ConsumedMessage[] = [];
+  let bytes = 0;
+  while (out.length < max) {
+    let best: (typeof queues)[number] | undefined;
+    for (const q of queues) {
+      const head = q.list[q.next];
+      if (!head) continue;
+      const bestHead = best?.list[best.next];
+      if (!bestHead || head.message.timestamp < bestHead.message.timestamp) best = q;
+    }
+    if (!best) break;
+    const item = best.list[best.next]!;
+    if (out.length > 0 && bytes + item.bytes > byteBudget) break;
+    best.next += 1;
+    bytes += item.bytes;
+    out.push(item.message);
+  }
+  return out;
+}

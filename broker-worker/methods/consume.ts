@@ -1,0 +1,49 @@
+import { type ConsumeResult, consumeInput } from '../../shared/event/schemas.ts';
+import { RESULT_BYTE_BUDGET } from '../consume/group-consumer.ts';
+import { MethodError } from '../errors.ts';
+import type { CallContext } from '../ipc/server.ts';
+import { type MethodContext, requireClients, resolveTopic } from './context.ts';
+import { parseParams } from './params.ts';
+
+/** Part of the call's deadline kept for committing and answering after the poll itself. */
+const COMMIT_RESERVE_MS = 1000;
+
+export async function consume(
+  ctx: MethodContext,
+  params: unknown,
+  call: CallContext,
+): Promise<ConsumeResult> {
+  const input = parseParams(consumeInput, params);
+  const clients = requireClients(ctx);
+  const topic = resolveTopic(ctx, input.topic);
+
+  const now = Date.now();
+  const reserve = Math.min(COMMIT_RESERVE_MS, Math.max(0, Math.floor((call.deadlineAt - now) / 4)));
+  const endAt = Math.min(now + input.timeout_ms, call.deadlineAt - reserve);
+
+  if (input.from === 'group') {
+    const group = input.group ?? ctx.settings.broker.consumerGroup;
+    if (!group) {
+      throw new MethodError(
+        'NO_DEFAULT_GROUP',
+        'No consumer group was given and the server has no default group (BROKER_CONSUMER_GROUP is not set). ' +
+          'Pass `group`, or read without a group using from="earliest" or from="latest".',
+      );
+    }
+    await clients.topics.requireExists(topic);
+    const consumer = clients.consumers.acquire(group, topic);
+    const messages = await consumer.poll({ max: input.max, endAt, signal: call.signal });
+    return { count: messages.length, group, from: 'group', topic, messages };
+  }
+
+  await clients.topics.requireExists(topic);
+  const messages = await clients.groupless.read({
+    topic,
+    from: input.from,
+    max: input.max,
+    endAt,
+    signal: call.signal,
+    byteBudget: RESULT_BYTE_BUDGET,
+  });
+  return { count: messages.length, group: '', from: input.from, topic, messages };
+}

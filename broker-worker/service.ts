@@ -1,0 +1,105 @@
+/**
+ * Routes IPC calls to the method implementations, and turns what they throw into errors
+ * an agent can act on (recording broker failures for `status`).
+ */
+import type { WorkerMethod } from '../shared/ipc/messages.ts';
+import { BrokerClients } from './broker.ts';
+import { deadlineExceeded, MethodError } from './errors.ts';
+import { BrokerHealth } from './health.ts';
+import type { CallContext, Dispatch } from './ipc/server.ts';
+import { describeKafkaError } from './kafka/errors.ts';
+import type { Logger } from './logger.ts';
+import { consume } from './methods/consume.ts';
+import { type MethodContext, makeContext } from './methods/context.ts';
+import { publish } from './methods/publish.ts';
+import { status } from './methods/status.ts';
+import { createTopic, deleteTopic, topics } from './methods/topics.ts';
+import type { WorkerSettings } from './settings.ts';
+
+const ACTIONS: Record<WorkerMethod, string> = {
+  status: 'report status',
+  publish: 'publish the message',
+  consume: 'read messages',
+  topics: 'list topics',
+  createTopic: 'create the topic',
+  deleteTopic: 'delete the topic',
+};
+
+/** Codes that say something about the broker's health (not about the caller's input). */
+const BROKER_FAULTS = new Set(['BROKER_ERROR', 'AUTHENTICATION_FAILED']);
+
+export class BrokerService {
+  readonly health = new BrokerHealth();
+  private readonly ctx: MethodContext;
+
+  constructor(
+    settings: WorkerSettings,
+    private readonly logger: Logger,
+  ) {
+    const base = makeContext(settings, this.health, null);
+    this.ctx = base.readiness.configured
+      ? makeContext(settings, this.health, new BrokerClients(settings, logger, this.health))
+      : base;
+  }
+
+  get configured(): boolean {
+    return this.ctx.readiness.configured;
+  }
+
+  get missingSettings(): string[] {
+    return this.ctx.readiness.missingSettings;
+  }
+
+  readonly dispatch: Dispatch = async (method, params, call) => {
+    try {
+      const result = await this.run(method, params, call);
+      if (method !== 'status') this.health.recordSuccess();
+      return result;
+    } catch (error) {
+      if (error instanceof MethodError && (error.code === 'CANCELLED' || error.code === 'DEADLINE_EXCEEDED'))
+        throw error;
+      const described = error instanceof MethodError ? error : describeKafkaError(error, ACTIONS[method]);
+      if (BROKER_FAULTS.has(described.code)) {
+        this.health.recordError(described.message);
+        this.logger.warn({ method, code: described.code, err: described.message }, 'broker call failed');
+      }
+      throw described;
+    }
+  };
+
+  /** The DEADLINE_EXCEEDED error for a call that ran out of time, with the last broker error. */
+  deadlineError = (method: WorkerMethod, deadlineMs: number): MethodError => {
+    const error = deadlineExceeded(`The ${method} call`, deadlineMs, this.health.lastError?.message ?? null);
+    if (method !== 'publish') return error;
+    return new MethodError(
+      error.code,
+      `${error.message} The message may still be written once the broker answers; check before publishing it again.`,
+      true,
+    );
+  };
+
+  private run(method: WorkerMethod, params: unknown, call: CallContext): Promise<unknown> {
+    switch (method) {
+      case 'status':
+        return Promise.resolve(status(this.ctx));
+      case 'publish':
+        return publish(this.ctx, params, call);
+      case 'consume':
+        return consume(this.ctx, params, call);
+      case 'topics':
+        return topics(this.ctx, params);
+      case 'createTopic':
+        return createTopic(this.ctx, params, call);
+      case 'deleteTopic':
+        return deleteTopic(this.ctx, params, call);
+    }
+  }
+
+  async closeConsumers(): Promise<void> {
+    await this.ctx.clients?.consumers.close();
+  }
+
+  async close(): Promise<void> {
+    await this.ctx.clients?.close();
+  }
+}
