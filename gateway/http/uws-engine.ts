@@ -67,14 +67,23 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
       const app = uws.App();
       app.any('/*', (res, req) => {
         const head = headOf(req, res);
-        const controller = new AbortController();
+        // Most requests never look at the signal; an AbortController is made only for those that do.
+        let controller: AbortController | undefined;
         let finished = false;
         res.onAborted(() => {
           finished = true;
-          controller.abort();
+          controller?.abort();
         });
         const body = bufferBody(res, head, maxBodyBytes);
-        const context: RequestContext = { head, readBody: () => body, signal: controller.signal };
+        const context: RequestContext = {
+          head,
+          readBody: () => body,
+          get signal() {
+            controller ??= new AbortController();
+            if (finished) controller.abort();
+            return controller.signal;
+          },
+        };
         handler(context)
           .catch((): HttpResponse => ({ status: 500, body: '{"error":"internal error"}' }))
           .then((response) => {

@@ -32,12 +32,17 @@ function errorResponse(status: number, id: JsonRpcId | null, code: number, messa
   };
 }
 
-function resultResponse(id: JsonRpcId, resultJson: string): HttpResponse {
-  return {
-    status: 200,
-    headers: JSON_HEADERS,
-    body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`,
-  };
+const RESULT_PREFIX = Buffer.from('{"jsonrpc":"2.0","id":');
+const RESULT_MIDDLE = Buffer.from(',"result":');
+const RESULT_SUFFIX = Buffer.from('}');
+
+/** Pre-encoded results (tools/list) are spliced as bytes, so a large answer is never re-encoded per request. */
+function resultResponse(id: JsonRpcId, result: string | Buffer): HttpResponse {
+  const body =
+    typeof result === 'string'
+      ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`
+      : Buffer.concat([RESULT_PREFIX, Buffer.from(JSON.stringify(id)), RESULT_MIDDLE, result, RESULT_SUFFIX]);
+  return { status: 200, headers: JSON_HEADERS, body };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -169,7 +174,7 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
       case 'ping':
         return resultResponse(id, '{}');
       case 'tools/list':
-        return resultResponse(id, post.namespace.toolsListResultJson);
+        return resultResponse(id, post.namespace.toolsListResult);
       case 'tools/call':
         return callTool(id, params, post);
       default:

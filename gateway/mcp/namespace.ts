@@ -13,8 +13,8 @@ export interface NamespaceDefinition {
 export interface CompiledNamespace {
   definition: NamespaceDefinition;
   tools: Map<string, ToolDefinition>;
-  /** The `result` of tools/list, serialized once at start. */
-  toolsListResultJson: string;
+  /** The `result` of tools/list, serialized and encoded once at start. */
+  toolsListResult: Buffer;
 }
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -40,5 +40,5 @@ export function compileNamespace(definition: NamespaceDefinition): CompiledNames
     outputSchema: jsonSchemaOf(tool.output, 'output'),
     annotations: { title: tool.title, ...tool.annotations },
   }));
-  return { definition, tools, toolsListResultJson: JSON.stringify({ tools: listed }) };
+  return { definition, tools, toolsListResult: Buffer.from(JSON.stringify({ tools: listed })) };
 }

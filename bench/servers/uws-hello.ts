@@ -1,0 +1,26 @@
+/** Baseline: the cheapest possible uWS answer, a fixed body with no parsing and no auth. */
+import { loadUws } from '../../gateway/http/uws-loader.ts';
+import { compileNamespace } from '../../gateway/mcp/namespace.ts';
+import { createEventNamespace } from '../../gateway/namespaces/event/index.ts';
+import { announce } from './ready.ts';
+
+function toolsListBody(): Buffer {
+  const unused = { call: () => Promise.reject(new Error('unused')) };
+  const { toolsListResult } = compileNamespace(createEventNamespace({ broker: unused }));
+  return Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"result":'), toolsListResult, Buffer.from('}')]);
+}
+
+const { loaded, failures } = loadUws();
+if (!loaded) throw new Error(`no uWebSockets.js build loads: ${failures.join('; ')}`);
+// Same bytes as the gateway's tools/list answer, so only the work around them differs.
+const body = toolsListBody();
+const app = loaded.uws.App();
+app.any('/*', (res) => {
+  res.onAborted(() => {});
+  res.onData((_chunk, isLast) => {
+    if (isLast) res.cork(() => res.writeHeader('content-type', 'application/json').end(body));
+  });
+});
+app.listen('127.0.0.1', 0, (socket) => {
+  announce({ port: loaded.uws.us_socket_local_port(socket), build: loaded.build });
+});
