@@ -10,7 +10,9 @@ import { type logCreator, logLevel } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 
 /** Chosen on purpose (see kafka/publisher.ts); not worth a warning on every start. */
-const EXPECTED_WARNINGS = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+const EXPECTED_WARNINGS = new Set([
+  'Limiting retries for the idempotent producer may invalidate EoS guarantees',
+]);
 
 const SAFE_FIELDS = [
   'groupId',
