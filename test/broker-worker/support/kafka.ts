@@ -1,0 +1,49 @@
+/** Direct kafkajs access for test set-up and checks, independent of the worker under test. */
+import { randomBytes } from 'node:crypto';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+export async function withAdmin<T>(bootstrap: string, work: (admin: Admin) => Promise<T>): Promise<T> {
+  const kafka = new Kafka({ clientId: 'test-admin', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function createTopic(bootstrap: string, topic: string, partitions = 1): Promise<void> {
+  await withAdmin(bootstrap, async (admin) => {
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+      waitForLeaders: true,
+    });
+  });
+}
+
+/** Committed offsets of a group for a topic: partition -> offset ("-1" when none). */
+export async function groupOffsets(
+  bootstrap: string,
+  group: string,
+  topic: string,
+): Promise<Record<number, string>> {
+  return withAdmin(bootstrap, async (admin) => {
+    const [entry] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    const out: Record<number, string> = {};
+    for (const p of entry?.partitions ?? []) out[p.partition] = p.offset;
+    return out;
+  });
+}
+
+/** Whether the broker knows the group at all (a group-less read must not create one). */
+export async function groupExists(bootstrap: string, group: string): Promise<boolean> {
+  return withAdmin(bootstrap, async (admin) => {
+    const { groups } = await admin.listGroups();
+    return groups.some((g) => g.groupId === group);
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * The real client against a real (unconfigured, so no Kafka needed) broker-worker process:
+ * a worker that is down fails calls fast with WORKER_UNREACHABLE, and the client comes back
+ * by itself when the worker does. Also the worker's side of the protocol rules.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
+import { encodeFrame } from '../../shared/ipc/frame-codec.ts';
+import {
+  clientFor,
+  freshSocketAddress,
+  startWorker,
+  type WorkerProcess,
+} from '../broker-worker/support/worker-process.ts';
+
+const stops: Array<() => Promise<unknown>> = [];
+after(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+async function worker(env: Record<string, string> = {}, address?: string): Promise<WorkerProcess> {
+  const w = await startWorker(env, address ? { address } : {});
+  stops.push(() => w.kill());
+  return w;
+}
+
+function unreachable(error: unknown): boolean {
+  return (
+    error instanceof WorkerCallError &&
+    error.code === 'WORKER_UNREACHABLE' &&
+    /unreachable/.test(error.message)
+  );
+}
+
+describe('gateway client and a broker worker process', () => {
+  it('fails fast with WORKER_UNREACHABLE when no worker ever ran', async () => {
+    const client = clientFor(freshSocketAddress());
+    stops.push(() => client.close());
+    const started = Date.now();
+    await assert.rejects(client.call('status', {}, { timeoutMs: 5000 }), (e: unknown) => {
+      assert.ok(unreachable(e), String(e));
+      assert.match((e as Error).message, /npm run broker-worker/);
+      return true;
+    });
+    assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
+    assert.equal(client.isConnected(), false);
+  });
+
+  it('fails calls within about a second while the worker is down and recovers when it is back', async () => {
+    const address = freshSocketAddress();
+    const first = await worker({}, address);
+    const client = clientFor(address);
+    stops.push(() => client.close());
+    const status = await client.call('status', {}, { timeoutMs: 2000 });
+    assert.equal(status.configured, false);
+    assert.equal(client.isConnected(), true);
+
+    await first.kill();
+    assert.ok(existsSync(address.slice('unix:'.length)), 'a killed worker leaves its socket file behind');
+    for (let i = 0; i < 3; i += 1) {
+      const started = Date.now();
+      await assert.rejects(client.call('status', {}, { timeoutMs: 10_000 }), unreachable);
+      assert.ok(Date.now() - started < 1500, `call ${i} took ${Date.now() - started} ms`);
+    }
+    assert.equal(client.isConnected(), false);
+
+    // The new worker removes the stale socket file and the client reconnects on its own.
+    const second = await worker({}, address);
+    const until = Date.now() + 5000;
+    let recovered = false;
+    while (!recovered && Date.now() < until) {
+      try {
+        await client.call('status', {}, { timeoutMs: 2000 });
+        recovered = true;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    assert.ok(recovered, 'client did not reconnect');
+    assert.equal(client.state()[0]?.workerId?.endsWith(String(second.child.pid)), true);
+  });
+
+  it('refuses to start a second worker on a socket that is in use', async () => {
+    const first = await worker();
+    await assert.rejects(startWorker({}, { address: first.address, timeoutMs: 10_000 }), /already listening/);
+  });
+
+  it('listens on TCP when BROKER_WORKER_LISTEN says tcp:', async () => {
+    const w = await worker({ BROKER_WORKER_LISTEN: 'tcp:127.0.0.1:0' });
+    const line = w.lines.find((l) => l.includes('"broker worker listening"'))!;
+    const port = (JSON.parse(line) as { port: number }).port;
+    const client = clientFor(`tcp:127.0.0.1:${port}`);
+    stops.push(() => client.close());
+    assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).configured, false);
+  });
+
+  it('closes a link that sends garbage, a request before hello, or an oversized frame', async () => {
+    const w = await worker();
+    const path = w.address.slice('unix:'.length);
+    const closedAfter = (bytes: Buffer) =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(path, () => socket.write(bytes));
+        socket.on('data', () => {});
+        socket.on('close', () => resolve(true));
+        socket.on('error', () => {});
+        setTimeout(() => {
+          socket.destroy();
+          resolve(false);
+        }, 2000);
+      });
+    assert.equal(await closedAfter(Buffer.from([0, 0, 0, 2, 0xc1, 0xc1])), true, 'garbage');
+    assert.equal(
+      await closedAfter(encodeFrame({ t: 'req', id: 1, method: 'status', params: {}, deadlineMs: 100 })),
+      true,
+      'request before hello',
+    );
+    assert.equal(await closedAfter(Buffer.from([0xff, 0xff, 0xff, 0xff])), true, 'oversized');
+    // And the worker still serves well-behaved clients.
+    const client = clientFor(w.address);
+    stops.push(() => client.close());
+    assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).configured, false);
+  });
+});
