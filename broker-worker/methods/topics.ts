@@ -39,8 +39,8 @@ export async function createTopic(
   call: CallContext,
 ): Promise<CreateTopicResult> {
   const input = parseParams(createTopicInput, params);
-  requireTopicAdmin(ctx, 'creation');
   const clients = requireClients(ctx);
+  requireTopicAdmin(ctx, 'creation');
   const admin = await clients.admin.get();
   let created: boolean;
   try {
@@ -103,8 +103,8 @@ export async function deleteTopic(
   call: CallContext,
 ): Promise<DeleteTopicResult> {
   const input = parseParams(deleteTopicInput, params);
-  requireTopicAdmin(ctx, 'deletion');
   const clients = requireClients(ctx);
+  requireTopicAdmin(ctx, 'deletion');
   clients.topics.invalidate();
   await clients.topics.requireExists(input.topic);
   const admin = await clients.admin.get();
