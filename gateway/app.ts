@@ -3,6 +3,7 @@ import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import type { HttpResponse, RequestContext, RequestHandler } from './http/engine.ts';
 import { handleMcpPost } from './mcp/handle-post.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
+import { createOriginPolicy } from './origin-policy.ts';
 
 export interface AppOptions {
   authenticator: ApiKeyAuthenticator;
@@ -42,9 +43,10 @@ const requestIdPrefix = `${process.pid.toString(36)}-${Date.now().toString(36)}`
  */
 export function createApp({ authenticator, namespaces, allowedOrigins, log }: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
-  const origins = new Set(allowedOrigins);
+  const originAllowed = createOriginPolicy(allowedOrigins);
 
-  return async ({ head, readBody, signal }: RequestContext): Promise<HttpResponse> => {
+  return async (context: RequestContext): Promise<HttpResponse> => {
+    const { head } = context;
     if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
 
     const auth = authenticator.authenticate(head.headers['x-api-key']);
@@ -62,7 +64,7 @@ export function createApp({ authenticator, namespaces, allowedOrigins, log }: Ap
     if (!namespace) return jsonError(404, 'not_found', `No route ${head.method} ${head.path.slice(0, 200)}.`);
 
     const origin = head.headers.origin;
-    if (origin !== undefined && !origins.has(origin)) {
+    if (origin !== undefined && !originAllowed(origin, head.headers.host)) {
       return jsonError(403, 'forbidden_origin', 'This Origin is not allowed; see MCP_ALLOWED_ORIGINS.');
     }
     if (head.method !== 'POST') {
@@ -74,7 +76,7 @@ export function createApp({ authenticator, namespaces, allowedOrigins, log }: Ap
       );
     }
 
-    const body = await readBody();
+    const body = await context.readBody();
     if (!body.ok) {
       if (body.reason === 'too-large') {
         return jsonError(
@@ -96,7 +98,7 @@ export function createApp({ authenticator, namespaces, allowedOrigins, log }: Ap
       body: body.body,
       headers: head.headers,
       caller: { apiKeyId: auth.apiKeyId },
-      signal,
+      abortSignal: () => context.signal,
       requestId,
       log,
     });

@@ -16,7 +16,8 @@ export interface McpPost {
   body: Buffer;
   headers: Record<string, string>;
   caller: CallerIdentity;
-  signal: AbortSignal;
+  /** Read only by tool calls: engines make the signal on demand. */
+  abortSignal(): AbortSignal;
   requestId: string;
   log: Logger;
 }
@@ -80,7 +81,7 @@ async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<
   try {
     const output = await tool.handler(parsed.data, {
       caller: post.caller,
-      signal: post.signal,
+      signal: post.abortSignal(),
       requestId: post.requestId,
     });
     return resultResponse(

@@ -9,9 +9,8 @@
  *
  * dns-rebinding-protection sends an initialize with Host and Origin both set to the URL it
  * was given (http://127.0.0.1:<proxy port>) and expects 2xx, and with both set to
- * evil.example.com and expects 4xx. The gateway judges browser callers by Origin against
- * MCP_ALLOWED_ORIGINS, so it runs here with the suite's own origin allowed, as an operator
- * would allow the origin of a trusted local web client.
+ * evil.example.com and expects 4xx. It runs against the default configuration: the
+ * gateway admits its own loopback origin and refuses every other unlisted one.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -123,7 +122,7 @@ describe(`MCP conformance suite ${CONFORMANCE_VERSION}: server scenarios`, () =>
           assert.ok(gateway, 'gateway not started');
           return { url: gateway.url, apiKey: gateway.apiKey };
         });
-        gateway = await startTestGateway({ engine, env: { MCP_ALLOWED_ORIGINS: proxy.url } });
+        gateway = await startTestGateway({ engine });
       });
       after(async () => {
         await proxy?.close();
