@@ -1,0 +1,86 @@
+/**
+ * On a broker with Kafka's default group.initial.rebalance.delay.ms (3000 ms, as managed
+ * services use), the first poll of a new group pays the join once and still returns the
+ * messages that already exist within the default 5000 ms poll budget. The shared test
+ * broker runs with delay 0, so this file starts its own.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type LocalKafka, startLocalKafka } from '../../dev/kafka/local-kafka.ts';
+import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
+import { CONSUME_MAX_DEFAULT, CONSUME_TIMEOUT_DEFAULT_MS } from '../../shared/event/limits.ts';
+import { createTopic, uniqueName } from './support/kafka.ts';
+import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+
+let dataDir: string;
+let kafka: LocalKafka;
+let worker: WorkerProcess;
+let client: BrokerWorkerClient;
+
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'bw-delay-kafka-'));
+  kafka = await startLocalKafka({
+    dataDir,
+    plaintextPort: 0,
+    saslPlaintextPort: 0,
+    saslSslPort: null,
+    controllerPort: 0,
+    initialRebalanceDelayMs: 3000,
+  });
+  worker = await startWorker({
+    BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
+    BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+    BROKER_DEFAULT_TOPIC: 'tasks',
+    BROKER_CONSUMER_GROUP: 'agents',
+  });
+  client = clientFor(worker.address);
+});
+
+after(async () => {
+  await client?.close();
+  await worker?.stop();
+  await kafka?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('broker with the default 3000 ms initial rebalance delay', () => {
+  it('returns existing messages on the first poll of a new group with the default budget', async () => {
+    await createTopic(kafka.plaintext, 'tasks', 2);
+    for (const value of ['t1', 't2', 't3']) await client.call('publish', { value, key: value }, { timeoutMs: 15_000 });
+
+    // Defaults everywhere: the default topic and group, max 10, timeout 5000 ms.
+    const started = Date.now();
+    const first = await client.call(
+      'consume',
+      { from: 'group', max: CONSUME_MAX_DEFAULT, timeout_ms: CONSUME_TIMEOUT_DEFAULT_MS },
+      { timeoutMs: CONSUME_TIMEOUT_DEFAULT_MS + 2000 },
+    );
+    const elapsed = Date.now() - started;
+    assert.equal(first.group, 'agents');
+    assert.equal(first.topic, 'tasks');
+    assert.deepEqual(first.messages.map((m) => m.value).sort(), ['t1', 't2', 't3']);
+    assert.ok(elapsed < CONSUME_TIMEOUT_DEFAULT_MS + 1000, `first poll took ${elapsed} ms`);
+
+    // The consumer stays warm: the next polls pay no join.
+    await client.call('publish', { value: 't4' }, { timeoutMs: 15_000 });
+    const warmStart = Date.now();
+    const next = await client.call('consume', { from: 'group', max: 1, timeout_ms: 5000 }, { timeoutMs: 7000 });
+    assert.deepEqual(
+      next.messages.map((m) => m.value),
+      ['t4'],
+    );
+    assert.ok(Date.now() - warmStart < 2000, `warm poll took ${Date.now() - warmStart} ms`);
+
+    // A second group on the same topic also starts from the earliest offset.
+    const other = uniqueName('other');
+    const fromStart = await client.call(
+      'consume',
+      { from: 'group', group: other, max: 4, timeout_ms: 5000 },
+      { timeoutMs: 7000 },
+    );
+    assert.equal(fromStart.count, 4);
+  });
+});
