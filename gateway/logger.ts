@@ -1,4 +1,4 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 /**
  * Secrets never reach a log line: header maps are redacted wholesale for X-API-Key and
@@ -18,6 +18,7 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
-export function createLogger(level: string, name = 'gateway'): Logger {
-  return pino({ name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+export function createLogger(level: string, destination?: DestinationStream, name = 'gateway'): Logger {
+  const options = { name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -78,12 +78,25 @@ async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<
       toolErrorResult(`Invalid arguments for ${tool.name}:\n${z.prettifyError(parsed.error)}`),
     );
   }
+  const started = performance.now();
+  const logCall = (isError: boolean) =>
+    post.log.debug(
+      {
+        requestId: post.requestId,
+        apiKeyId: post.caller.apiKeyId,
+        tool: tool.name,
+        isError,
+        ms: Math.round(performance.now() - started),
+      },
+      'tool call',
+    );
   try {
     const output = await tool.handler(parsed.data, {
       caller: post.caller,
       signal: post.abortSignal(),
       requestId: post.requestId,
     });
+    logCall(false);
     return resultResponse(
       id,
       JSON.stringify({
@@ -92,6 +105,7 @@ async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<
       }),
     );
   } catch (error) {
+    logCall(true);
     if (error instanceof ToolError) return resultResponse(id, toolErrorResult(error.message));
     post.log.error({ err: error, tool: tool.name, requestId: post.requestId }, 'tool handler failed');
     return resultResponse(

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DestinationStream } from 'pino';
 import { loadGatewayConfig } from '../../gateway/config.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { createLogger } from '../../gateway/logger.ts';
@@ -35,6 +36,7 @@ export async function startTestGateway(
     broker?: BrokerCalls;
     env?: Record<string, string>;
     dataDir?: string;
+    logDestination?: DestinationStream;
   } = {},
 ): Promise<TestGateway> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-gw-test-')));
@@ -57,7 +59,7 @@ export async function startTestGateway(
   });
   const gateway = await startGateway({
     config,
-    log: createLogger(config.LOG_LEVEL),
+    log: createLogger(config.LOG_LEVEL, options.logDestination),
     broker: options.broker ?? absentBroker,
   });
   return {
