@@ -4,7 +4,7 @@
  * the idempotent producer) before it gives up; a missing topic must fail at once, with
  * a message saying how to create it.
  */
-import type { Admin } from 'kafkajs';
+import type { Admin, PartitionMetadata } from 'kafkajs';
 import type { TopicsResult } from '../../shared/event/schemas.ts';
 import { unknownTopicError } from './errors.ts';
 import type { LazyConnection } from './lazy.ts';
@@ -17,7 +17,7 @@ export function isInternalTopic(name: string): boolean {
 }
 
 export class TopicDirectory {
-  private partitions = new Map<string, number>();
+  private partitions = new Map<string, PartitionMetadata[]>();
   private fetchedAt = 0;
   private inFlight: Promise<void> | null = null;
 
@@ -27,15 +27,18 @@ export class TopicDirectory {
   async list(): Promise<TopicsResult['topics']> {
     await this.refresh();
     return [...this.partitions]
-      .map(([name, partitions]) => ({ name, partitions, internal: isInternalTopic(name) }))
+      .map(([name, partitions]) => ({ name, partitions: partitions.length, internal: isInternalTopic(name) }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Resolves when `topic` exists; throws UNKNOWN_TOPIC otherwise. */
-  async requireExists(topic: string): Promise<void> {
-    if (this.partitions.has(topic) && Date.now() - this.fetchedAt < FRESH_MS) return;
+  /** The topic's partitions when it exists; throws UNKNOWN_TOPIC otherwise. */
+  async requireExists(topic: string): Promise<PartitionMetadata[]> {
+    const known = this.partitions.get(topic);
+    if (known && Date.now() - this.fetchedAt < FRESH_MS) return known;
     await this.refresh();
-    if (!this.partitions.has(topic)) throw unknownTopicError(topic);
+    const fresh = this.partitions.get(topic);
+    if (!fresh) throw unknownTopicError(topic);
+    return fresh;
   }
 
   /** Drops cached knowledge so the next check asks the broker. */
@@ -50,7 +53,7 @@ export class TopicDirectory {
         try {
           const admin = await this.admin.get();
           const { topics } = await admin.fetchTopicMetadata();
-          this.partitions = new Map(topics.map((t) => [t.name, t.partitions.length]));
+          this.partitions = new Map(topics.map((t) => [t.name, t.partitions]));
           this.fetchedAt = Date.now();
         } finally {
           this.inFlight = null;

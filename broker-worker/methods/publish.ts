@@ -11,9 +11,10 @@ export async function publish(
   const input = parseParams(publishInput, params);
   const clients = requireClients(ctx);
   const topic = resolveTopic(ctx, input.topic);
-  await clients.topics.requireExists(topic);
+  const partitions = await clients.topics.requireExists(topic);
   return clients.publisher.publish(
     { topic, value: input.value, key: input.key, headers: input.headers },
+    partitions,
     async () => {
       clients.topics.invalidate();
       try {

@@ -55,7 +55,11 @@ describe('SASL credentials', () => {
       BROKER_API_SECRET: password,
       BROKER_SSL_CA_FILE: kafka.saslSslCaPath,
     });
-    const read = await tls.client.call('consume', { topic, from: 'earliest', max: 1, timeout_ms: 3000 }, call);
+    const read = await tls.client.call(
+      'consume',
+      { topic, from: 'earliest', max: 1, timeout_ms: 3000 },
+      call,
+    );
     assert.deepEqual(
       read.messages.map((m) => m.value),
       ['over sasl'],
@@ -125,12 +129,15 @@ describe('topic admin', () => {
       client.call('createTopic', { topic, partitions: 1, replication_factor: 3 }, call),
       callError('INVALID_ARGUMENT', (m) => assert.match(m, /1 broker.*replication_factor: 1/s)),
     );
-    assert.deepEqual(await client.call('createTopic', { topic, partitions: 4, replication_factor: 1 }, call), {
-      topic,
-      partitions: 4,
-      replication_factor: 1,
-      created: true,
-    });
+    assert.deepEqual(
+      await client.call('createTopic', { topic, partitions: 4, replication_factor: 1 }, call),
+      {
+        topic,
+        partitions: 4,
+        replication_factor: 1,
+        created: true,
+      },
+    );
     await assert.rejects(
       client.call('createTopic', { topic, partitions: 1, replication_factor: 1 }, call),
       callError('TOPIC_EXISTS'),
@@ -169,7 +176,9 @@ describe('an unconfigured worker', () => {
     for (const attempt of attempts) {
       await assert.rejects(
         attempt(),
-        callError('NOT_CONFIGURED', (m) => assert.match(m, /BROKER_API_KEY, BROKER_API_SECRET are not set.*SASL_SSL/s)),
+        callError('NOT_CONFIGURED', (m) =>
+          assert.match(m, /BROKER_API_KEY, BROKER_API_SECRET are not set.*SASL_SSL/s),
+        ),
       );
     }
   });

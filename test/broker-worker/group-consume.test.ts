@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
-import type { ConsumeInput } from '../../shared/event/schemas.ts';
+import type { ConsumeInput, PublishResult } from '../../shared/event/schemas.ts';
 import { testKafka } from '../support/kafka-env.ts';
-import { groupOffsets, uniqueName } from './support/kafka.ts';
 import { javaPartitions } from './support/java-partitioner.ts';
+import { groupOffsets, uniqueName } from './support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
 
 const kafka = testKafka();
@@ -37,16 +37,24 @@ async function topic(partitions: number): Promise<string> {
   return name;
 }
 
-function poll(c: BrokerWorkerClient, params: Partial<ConsumeInput> & { topic: string }, signal?: AbortSignal) {
+function poll(
+  c: BrokerWorkerClient,
+  params: Partial<ConsumeInput> & { topic: string },
+  signal?: AbortSignal,
+) {
   const full: ConsumeInput = { from: 'group', max: 10, timeout_ms: 5000, ...params };
   return c.call('consume', full, { timeoutMs: full.timeout_ms + 2000, ...(signal ? { signal } : {}) });
 }
 
 async function publishAll(t: string, values: string[], key?: (i: number) => string) {
-  const results = [];
+  const results: PublishResult[] = [];
   for (const [i, value] of values.entries()) {
     results.push(
-      await client.call('publish', { topic: t, value, ...(key ? { key: key(i) } : {}) }, { timeoutMs: 10_000 }),
+      await client.call(
+        'publish',
+        { topic: t, value, ...(key ? { key: key(i) } : {}) },
+        { timeoutMs: 10_000 },
+      ),
     );
   }
   return results;
@@ -57,12 +65,17 @@ describe('consume through a consumer group', () => {
     const t = await topic(3);
     const group = uniqueName('workers');
     const task = (i: number) => JSON.stringify({ task: 'resize', image: i });
-    const published = [];
+    const published: PublishResult[] = [];
     for (let i = 0; i < 5; i += 1) {
       published.push(
         await client.call(
           'publish',
-          { topic: t, value: task(i), key: `job-${i % 2}`, headers: { 'content-type': 'application/json', trace: `t${i}` } },
+          {
+            topic: t,
+            value: task(i),
+            key: `job-${i % 2}`,
+            headers: { 'content-type': 'application/json', trace: `t${i}` },
+          },
           { timeoutMs: 10_000 },
         ),
       );
@@ -90,7 +103,10 @@ describe('consume through a consumer group', () => {
     // Order within a partition is kept.
     for (const partition of [0, 1, 2]) {
       const offsets = first.messages.filter((m) => m.partition === partition).map((m) => m.offset);
-      assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b));
+      assert.deepEqual(
+        offsets,
+        [...offsets].sort((a, b) => a - b),
+      );
     }
 
     const again = await poll(client, { topic: t, group, timeout_ms: 300 });
@@ -129,7 +145,9 @@ describe('consume through a consumer group', () => {
       (i) => `k${i}`,
     );
     const started = Date.now();
-    const results = await Promise.all(Array.from({ length: 6 }, () => poll(client, { topic: t, group, max: 10 })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => poll(client, { topic: t, group, max: 10 })),
+    );
     const values = results.flatMap((r) => r.messages.map((m) => m.value));
     assert.equal(values.length, 60);
     assert.equal(new Set(values).size, 60, 'a message was handed out twice');
@@ -203,11 +221,17 @@ describe('consume through a consumer group', () => {
     const t = await topic(1);
     await assert.rejects(
       client.call('consume', { topic: t, from: 'group', max: 1, timeout_ms: 100 }, { timeoutMs: 2000 }),
-      (e: unknown) => e instanceof WorkerCallError && e.code === 'NO_DEFAULT_GROUP' && /BROKER_CONSUMER_GROUP/.test(e.message),
+      (e: unknown) =>
+        e instanceof WorkerCallError &&
+        e.code === 'NO_DEFAULT_GROUP' &&
+        /BROKER_CONSUMER_GROUP/.test(e.message),
     );
     await assert.rejects(
       client.call('publish', { value: 'x' }, { timeoutMs: 2000 }),
-      (e: unknown) => e instanceof WorkerCallError && e.code === 'NO_DEFAULT_TOPIC' && /BROKER_DEFAULT_TOPIC/.test(e.message),
+      (e: unknown) =>
+        e instanceof WorkerCallError &&
+        e.code === 'NO_DEFAULT_TOPIC' &&
+        /BROKER_DEFAULT_TOPIC/.test(e.message),
     );
   });
 });

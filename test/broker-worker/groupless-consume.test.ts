@@ -36,18 +36,29 @@ describe('consume without a group', () => {
     for (let i = 0; i < 6; i += 1) {
       await client.call('publish', { topic, value: `v${i}`, key: `k${i % 3}` }, call);
     }
-    const viaGroup = await client.call('consume', { topic, from: 'group', group, max: 2, timeout_ms: 5000 }, call);
+    const viaGroup = await client.call(
+      'consume',
+      { topic, from: 'group', group, max: 2, timeout_ms: 5000 },
+      call,
+    );
     assert.equal(viaGroup.count, 2);
     const offsetsBefore = await groupOffsets(kafka.plaintext, group, topic);
 
     // The group is named but must be ignored: nothing is joined, created or committed.
-    const earliest = await client.call('consume', { topic, from: 'earliest', group, max: 10, timeout_ms: 2000 }, call);
+    const earliest = await client.call(
+      'consume',
+      { topic, from: 'earliest', group, max: 10, timeout_ms: 2000 },
+      call,
+    );
     assert.equal(earliest.group, '');
     assert.equal(earliest.from, 'earliest');
     assert.deepEqual(earliest.messages.map((m) => m.value).sort(), ['v0', 'v1', 'v2', 'v3', 'v4', 'v5']);
     for (const partition of [0, 1]) {
       const offsets = earliest.messages.filter((m) => m.partition === partition).map((m) => m.offset);
-      assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b));
+      assert.deepEqual(
+        offsets,
+        [...offsets].sort((a, b) => a - b),
+      );
     }
     // Returns as soon as max messages are there.
     const started = Date.now();
@@ -62,7 +73,11 @@ describe('consume without a group', () => {
     assert.deepEqual((await latest).messages.map((m) => m.value).sort(), ['new-1', 'new-2']);
 
     assert.deepEqual(await groupOffsets(kafka.plaintext, group, topic), offsetsBefore);
-    const rest = await client.call('consume', { topic, from: 'group', group, max: 6, timeout_ms: 3000 }, call);
+    const rest = await client.call(
+      'consume',
+      { topic, from: 'group', group, max: 6, timeout_ms: 3000 },
+      call,
+    );
     assert.equal(rest.count, 6, 'the group still has exactly its unread messages');
   });
 
@@ -71,7 +86,11 @@ describe('consume without a group', () => {
     const group = uniqueName('never-created');
     await client.call('createTopic', { topic, partitions: 1, replication_factor: 1 }, call);
     await client.call('publish', { topic, value: 'x' }, call);
-    const read = await client.call('consume', { topic, from: 'earliest', group, max: 1, timeout_ms: 2000 }, call);
+    const read = await client.call(
+      'consume',
+      { topic, from: 'earliest', group, max: 1, timeout_ms: 2000 },
+      call,
+    );
     assert.equal(read.count, 1);
     await client.call('consume', { topic, from: 'latest', group, max: 1, timeout_ms: 200 }, call);
     assert.equal(await groupExists(kafka.plaintext, group), false);

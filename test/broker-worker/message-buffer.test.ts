@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assignBySubscription } from '../../broker-worker/consume/assigner.ts';
 import type { BufferedMessage } from '../../broker-worker/consume/message.ts';
-import { commitOffsetsFor, MessageBuffer, rewindOffsetsFor } from '../../broker-worker/consume/message-buffer.ts';
+import {
+  commitOffsetsFor,
+  MessageBuffer,
+  rewindOffsetsFor,
+} from '../../broker-worker/consume/message-buffer.ts';
 
 function msgs(partition: number, from: number, to: number, bytes = 10): BufferedMessage[] {
   const out: BufferedMessage[] = [];
@@ -11,7 +15,15 @@ function msgs(partition: number, from: number, to: number, bytes = 10): Buffered
       partition,
       offset,
       bytes,
-      message: { topic: 't', partition, offset, key: null, value: `${partition}:${offset}`, headers: {}, timestamp: '' },
+      message: {
+        topic: 't',
+        partition,
+        offset,
+        key: null,
+        value: `${partition}:${offset}`,
+        headers: {},
+        timestamp: '',
+      },
     });
   }
   return out;
@@ -71,14 +83,20 @@ describe('message buffer', () => {
 
   it('computes the offsets to commit and to rewind', () => {
     const list = [...msgs(0, 3, 5), ...msgs(2, 7, 7)];
-    assert.deepEqual([...commitOffsetsFor(list)], [
-      [0, 6],
-      [2, 8],
-    ]);
-    assert.deepEqual([...rewindOffsetsFor(list)], [
-      [0, 3],
-      [2, 7],
-    ]);
+    assert.deepEqual(
+      [...commitOffsetsFor(list)],
+      [
+        [0, 6],
+        [2, 8],
+      ],
+    );
+    assert.deepEqual(
+      [...rewindOffsetsFor(list)],
+      [
+        [0, 3],
+        [2, 7],
+      ],
+    );
   });
 });
 

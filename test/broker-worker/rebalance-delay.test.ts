@@ -49,7 +49,8 @@ after(async () => {
 describe('broker with the default 3000 ms initial rebalance delay', () => {
   it('returns existing messages on the first poll of a new group with the default budget', async () => {
     await createTopic(kafka.plaintext, 'tasks', 2);
-    for (const value of ['t1', 't2', 't3']) await client.call('publish', { value, key: value }, { timeoutMs: 15_000 });
+    for (const value of ['t1', 't2', 't3'])
+      await client.call('publish', { value, key: value }, { timeoutMs: 15_000 });
 
     // Defaults everywhere: the default topic and group, max 10, timeout 5000 ms.
     const started = Date.now();
@@ -67,7 +68,11 @@ describe('broker with the default 3000 ms initial rebalance delay', () => {
     // The consumer stays warm: the next polls pay no join.
     await client.call('publish', { value: 't4' }, { timeoutMs: 15_000 });
     const warmStart = Date.now();
-    const next = await client.call('consume', { from: 'group', max: 1, timeout_ms: 5000 }, { timeoutMs: 7000 });
+    const next = await client.call(
+      'consume',
+      { from: 'group', max: 1, timeout_ms: 5000 },
+      { timeoutMs: 7000 },
+    );
     assert.deepEqual(
       next.messages.map((m) => m.value),
       ['t4'],

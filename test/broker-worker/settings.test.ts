@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { inspect } from 'node:util';
 import { describe, it } from 'node:test';
+import { inspect } from 'node:util';
 import { loadWorkerSettings } from '../../broker-worker/settings.ts';
 import { brokerReadiness, parseBrokerSettings, SettingsError } from '../../shared/broker-settings.ts';
 import { runWorkerToExit } from './support/worker-process.ts';
@@ -8,7 +8,8 @@ import { runWorkerToExit } from './support/worker-process.ts';
 function failsNaming(variable: string, env: Record<string, string>) {
   assert.throws(
     () => loadWorkerSettings(env),
-    (e: unknown) => e instanceof SettingsError && e.variable === variable && e.message.startsWith(`${variable}: `),
+    (e: unknown) =>
+      e instanceof SettingsError && e.variable === variable && e.message.startsWith(`${variable}: `),
   );
 }
 
@@ -36,7 +37,10 @@ describe('worker settings', () => {
   });
 
   it('accepts lenient spellings of enums and enables topic admin only for exactly "true"', () => {
-    const s = parseBrokerSettings({ BROKER_SECURITY_PROTOCOL: 'sasl_plaintext', BROKER_SASL_MECHANISM: 'scram_sha_512' });
+    const s = parseBrokerSettings({
+      BROKER_SECURITY_PROTOCOL: 'sasl_plaintext',
+      BROKER_SASL_MECHANISM: 'scram_sha_512',
+    });
     assert.equal(s.securityProtocol, 'SASL_PLAINTEXT');
     assert.equal(s.saslMechanism, 'SCRAM-SHA-512');
     for (const value of ['TRUE', '1', 'yes', ' true']) {
@@ -55,7 +59,9 @@ describe('worker settings', () => {
       parseBrokerSettings({ BROKER_BOOTSTRAP_SERVERS: 'a:9092', BROKER_SECURITY_PROTOCOL: 'PLAINTEXT' }),
     );
     assert.equal(plaintext.configured, true);
-    const noSecret = brokerReadiness(parseBrokerSettings({ BROKER_BOOTSTRAP_SERVERS: 'a:9092', BROKER_API_KEY: 'k' }));
+    const noSecret = brokerReadiness(
+      parseBrokerSettings({ BROKER_BOOTSTRAP_SERVERS: 'a:9092', BROKER_API_KEY: 'k' }),
+    );
     assert.deepEqual(noSecret.missingSettings, ['BROKER_API_SECRET']);
   });
 
@@ -69,6 +75,9 @@ describe('worker settings', () => {
   it('stops the process with a message naming the variable', async () => {
     const { code, output } = await runWorkerToExit({ BROKER_SECURITY_PROTOCOL: 'TLS' });
     assert.equal(code, 2);
-    assert.match(output, /BROKER_SECURITY_PROTOCOL: "TLS" is not one of SASL_SSL, SASL_PLAINTEXT, SSL, PLAINTEXT/);
+    assert.match(
+      output,
+      /BROKER_SECURITY_PROTOCOL: "TLS" is not one of SASL_SSL, SASL_PLAINTEXT, SSL, PLAINTEXT/,
+    );
   });
 });
