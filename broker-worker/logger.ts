@@ -14,6 +14,8 @@ const REDACT_PATHS = [
   'apiKey',
   'apiSecret',
   'credentials',
+  'token',
+  '*.token',
   '*.password',
   '*.username',
   '*.sasl',

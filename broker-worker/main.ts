@@ -41,6 +41,7 @@ async function main(): Promise<void> {
     dispatch: service.dispatch,
     logger,
     selfTimed: new Set(['consume']),
+    token: settings.token,
     deadlineError: service.deadlineError,
   });
   try {

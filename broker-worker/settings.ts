@@ -6,6 +6,7 @@
  * Worker-only settings (besides the BROKER_* ones of DESIGN.md §3):
  * | BROKER_WORKER_LISTEN        | unix:<DATA_DIR>/broker-worker.sock | where the IPC server listens (unix:/path or tcp:host:port) |
  * | BROKER_WORKER_ID            | <hostname>:<pid>                   | name in status and logs |
+ * | BROKER_WORKER_TOKEN         | (none)                             | shared secret gateways must send in hello; set it for TCP |
  * | BROKER_SSL_CA_FILE          | (system CAs)                       | PEM CA bundle for SSL / SASL_SSL brokers |
  * | BROKER_CLIENT_ID            | mcp-event-gateway                  | Kafka client.id |
  * | BROKER_CONSUMER_IDLE_MS     | 300000                             | a group consumer unused this long leaves its group |
@@ -30,6 +31,8 @@ export interface WorkerSettings {
   sslCa: string | null;
   listen: WorkerEndpoint;
   workerId: string;
+  /** BROKER_WORKER_TOKEN, or null when gateways need none. */
+  token: string | null;
   consumerIdleMs: number;
   maxConsumers: number;
   sessionTimeoutMs: number;
@@ -86,6 +89,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     sslCa,
     listen,
     workerId: env.BROKER_WORKER_ID?.trim() || `${hostname()}:${process.pid}`,
+    token: env.BROKER_WORKER_TOKEN || null,
     consumerIdleMs: integer(env, 'BROKER_CONSUMER_IDLE_MS', 300_000, 1000, 86_400_000),
     maxConsumers: integer(env, 'BROKER_MAX_CONSUMERS', 64, 1, 10_000),
     sessionTimeoutMs,

@@ -3,6 +3,7 @@
  * answers hello, runs each request with its own deadline and cancel signal, and sends
  * exactly one answer (res or err) per request id, so the gateway can always retire an id.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
@@ -34,6 +35,11 @@ export interface IpcServerOptions {
    */
   selfTimed?: ReadonlySet<WorkerMethod>;
   maxInFlightPerLink?: number;
+  /**
+   * Shared secret a gateway must present in its hello (BROKER_WORKER_TOKEN). Needed when the
+   * worker listens on TCP beyond loopback: the link itself carries no other credential.
+   */
+  token?: string | null;
   /** The error sent when a call runs past its deadline (lets the service add context). */
   deadlineError?: (method: WorkerMethod, deadlineMs: number) => MethodError;
 }
@@ -70,7 +76,7 @@ class LinkSession {
   private onFrame(frame: IpcFrame): void {
     switch (frame.t) {
       case 'hello':
-        this.onHello(frame.version);
+        this.onHello(frame.version, frame.token);
         return;
       case 'req':
         if (!this.helloDone) {
@@ -88,9 +94,15 @@ class LinkSession {
     }
   }
 
-  private onHello(version: number): void {
+  private onHello(version: number, token: string | undefined): void {
     if (this.helloDone) {
       this.link.close(new ProtocolError('second hello'));
+      return;
+    }
+    if (this.options.token && !sameSecret(this.options.token, token ?? '')) {
+      // Nothing is answered, not even the worker's id, to a peer without the token.
+      this.log.warn('gateway hello without the right BROKER_WORKER_TOKEN; closing');
+      this.link.close();
       return;
     }
     this.link.send({ t: 'hello', version: IPC_PROTOCOL_VERSION, workerId: this.options.workerId });
@@ -170,6 +182,12 @@ class LinkSession {
     for (const call of this.calls.values()) call.controller.abort(cancelled());
     this.server.linkClosed(this);
   }
+}
+
+function sameSecret(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {

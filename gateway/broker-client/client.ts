@@ -44,7 +44,11 @@ export class BrokerWorkerClient {
   /** From BROKER_WORKERS / DATA_DIR / BROKER_CONSUMER_GROUP; throws SettingsError on a bad list. */
   static fromEnv(env: Record<string, string | undefined> = process.env): BrokerWorkerClient {
     const settings: BrokerClientSettings = loadBrokerClientSettings(env);
-    return new BrokerWorkerClient({ workers: settings.workers, defaultGroup: settings.defaultGroup });
+    return new BrokerWorkerClient({
+      workers: settings.workers,
+      defaultGroup: settings.defaultGroup,
+      link: { token: settings.token },
+    });
   }
 
   constructor(options: BrokerWorkerClientOptions) {

@@ -28,6 +28,8 @@ export interface WorkerLinkOptions {
   maxInFlight: number;
   /** Extra wait past a call's deadline for the worker's own answer to travel back. */
   replyGraceMs: number;
+  /** Sent in hello when the worker requires BROKER_WORKER_TOKEN. */
+  token: string | null;
 }
 
 export const DEFAULT_LINK_OPTIONS: WorkerLinkOptions = {
@@ -37,6 +39,7 @@ export const DEFAULT_LINK_OPTIONS: WorkerLinkOptions = {
   backoffCapMs: 5000,
   maxInFlight: 10_000,
   replyGraceMs: 250,
+  token: null,
 };
 
 /** Least time between two connection attempts that calls trigger while the worker is down. */
@@ -209,7 +212,10 @@ export class WorkerLink {
       onClose: (error) => this.onClose(link, error),
     });
     this.link = link;
-    socket.once('connect', () => link.send({ t: 'hello', version: IPC_PROTOCOL_VERSION }));
+    const token = this.options.token;
+    socket.once('connect', () =>
+      link.send({ t: 'hello', version: IPC_PROTOCOL_VERSION, ...(token ? { token } : {}) }),
+    );
     this.handshakeTimer = setTimeout(
       () => link.close(new Error(`no hello within ${this.options.connectTimeoutMs} ms`)),
       this.options.connectTimeoutMs,
@@ -319,10 +325,11 @@ function cancelledError(): WorkerCallError {
 }
 
 function describeFailure(error: Error | null, wasReady: boolean): string {
-  if (!error)
+  if (!error) {
     return wasReady
       ? 'the worker closed the connection'
-      : 'the worker closed the connection during the handshake';
+      : 'the worker closed the connection during the handshake; check that BROKER_WORKER_TOKEN matches';
+  }
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no socket file: the worker is not running';
   if (code === 'ECONNREFUSED') return 'connection refused: the worker is not running';

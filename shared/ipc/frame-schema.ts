@@ -49,7 +49,12 @@ export function isWorkerMethod(value: string): value is WorkerMethod {
 const frameId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 const frameSchema = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('hello'), version: z.number().int(), workerId: z.string().max(200).optional() }),
+  z.object({
+    t: z.literal('hello'),
+    version: z.number().int(),
+    workerId: z.string().max(200).optional(),
+    token: z.string().max(1000).optional(),
+  }),
   z.object({
     t: z.literal('req'),
     id: frameId,

@@ -92,7 +92,11 @@ export function callDeadlineMs<M extends WorkerMethod>(
 
 /** Frames on the link. `deadlineMs` is a relative budget: clocks of two hosts need not agree. */
 export type IpcFrame =
-  | { t: 'hello'; version: number; workerId?: string }
+  /**
+   * Sent first by the gateway (with `token` when BROKER_WORKER_TOKEN is set), answered by
+   * the worker (with its `workerId`).
+   */
+  | { t: 'hello'; version: number; workerId?: string; token?: string }
   | { t: 'req'; id: number; method: WorkerMethod; params: unknown; deadlineMs: number }
   | { t: 'cancel'; id: number }
   | { t: 'res'; id: number; result: unknown }

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
+import { parseEndpoint } from '../../shared/ipc/endpoint.ts';
 import { encodeFrame } from '../../shared/ipc/frame-codec.ts';
 import {
   clientFor,
@@ -95,6 +97,31 @@ describe('gateway client and a broker worker process', () => {
     const client = clientFor(`tcp:127.0.0.1:${port}`);
     stops.push(() => client.close());
     assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).configured, false);
+  });
+
+  it('admits only gateways that present BROKER_WORKER_TOKEN when it is set', async () => {
+    const w = await worker({ BROKER_WORKER_TOKEN: 'tok-7f1c' });
+    const endpoints = [parseEndpoint(w.address)];
+    const without = new BrokerWorkerClient({ workers: endpoints });
+    const wrong = new BrokerWorkerClient({ workers: endpoints, link: { token: 'tok-0000' } });
+    const right = BrokerWorkerClient.fromEnv({ BROKER_WORKERS: w.address, BROKER_WORKER_TOKEN: 'tok-7f1c' });
+    stops.push(
+      () => without.close(),
+      () => wrong.close(),
+      () => right.close(),
+    );
+    for (const client of [without, wrong]) {
+      await assert.rejects(client.call('status', {}, { timeoutMs: 2000 }), (e: unknown) => {
+        assert.ok(unreachable(e), String(e));
+        assert.match((e as Error).message, /BROKER_WORKER_TOKEN/);
+        return true;
+      });
+    }
+    assert.equal((await right.call('status', {}, { timeoutMs: 2000 })).configured, false);
+    assert.equal(
+      w.lines.some((line) => line.includes('tok-7f1c')),
+      false,
+    );
   });
 
   it('closes a link that sends garbage, a request before hello, or an oversized frame', async () => {
