@@ -47,3 +47,15 @@ export async function groupExists(bootstrap: string, group: string): Promise<boo
     return groups.some((g) => g.groupId === group);
   });
 }
+
+/** The broker's view of a group: its state ("Empty", "Stable", "Dead", ...) and member count. */
+export async function groupState(
+  bootstrap: string,
+  group: string,
+): Promise<{ state: string; members: number }> {
+  return withAdmin(bootstrap, async (admin) => {
+    const { groups } = await admin.describeGroups([group]);
+    const found = groups[0];
+    return { state: found?.state ?? 'Dead', members: found?.members.length ?? 0 };
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Warm consumers are bounded: an idle one leaves its group, the least recently used one
+ * leaves when too many are live, and all leave on SIGTERM.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
+import { testKafka } from '../support/kafka-env.ts';
+import { createTopic, groupState, uniqueName } from './support/kafka.ts';
+import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+
+const kafka = testKafka();
+const cleanups: Array<() => Promise<unknown>> = [];
+after(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function connected(
+  env: Record<string, string>,
+): Promise<{ worker: WorkerProcess; client: BrokerWorkerClient }> {
+  const worker = await startWorker({
+    BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
+    BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+    ...env,
+  });
+  const client = clientFor(worker.address);
+  cleanups.push(
+    () => worker.stop(),
+    () => client.close(),
+  );
+  return { worker, client };
+}
+
+async function eventually(check: () => Promise<boolean>, timeoutMs = 8000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function pollOnce(client: BrokerWorkerClient, topic: string, group: string) {
+  return client.call(
+    'consume',
+    { topic, from: 'group', group, max: 1, timeout_ms: 5000 },
+    { timeoutMs: 7000 },
+  );
+}
+
+describe('warm consumer lifecycle', () => {
+  it('an idle consumer leaves its group after BROKER_CONSUMER_IDLE_MS', async () => {
+    const { client } = await connected({ BROKER_CONSUMER_IDLE_MS: '1000' });
+    const topic = uniqueName('idle');
+    const group = uniqueName('idle-group');
+    await createTopic(kafka.plaintext, topic);
+    await client.call('publish', { topic, value: 'x' }, { timeoutMs: 10_000 });
+    assert.equal((await pollOnce(client, topic, group)).count, 1);
+    assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers, 1);
+    await eventually(async () => (await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers === 0);
+    await eventually(async () => (await groupState(kafka.plaintext, group)).members === 0);
+  });
+
+  it('past BROKER_MAX_CONSUMERS the least recently used consumer leaves first', async () => {
+    const { client } = await connected({ BROKER_MAX_CONSUMERS: '2' });
+    const topic = uniqueName('lru');
+    await createTopic(kafka.plaintext, topic);
+    await client.call('publish', { topic, value: 'x' }, { timeoutMs: 10_000 });
+    const [g1, g2, g3] = [uniqueName('lru-1'), uniqueName('lru-2'), uniqueName('lru-3')];
+    await pollOnce(client, topic, g1);
+    await pollOnce(client, topic, g2);
+    await pollOnce(client, topic, g1); // g2 is now the least recently used
+    await pollOnce(client, topic, g3);
+    assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers, 2);
+    await eventually(async () => (await groupState(kafka.plaintext, g2)).members === 0);
+    assert.equal((await groupState(kafka.plaintext, g1)).members, 1);
+    assert.equal((await groupState(kafka.plaintext, g3)).members, 1);
+  });
+
+  it('SIGTERM makes every consumer leave its group and the process exit 0', async () => {
+    const { worker, client } = await connected({});
+    const topic = uniqueName('term');
+    const group = uniqueName('term-group');
+    await createTopic(kafka.plaintext, topic);
+    await client.call('publish', { topic, value: 'x' }, { timeoutMs: 10_000 });
+    await pollOnce(client, topic, group);
+    assert.equal((await groupState(kafka.plaintext, group)).members, 1);
+    assert.equal(await worker.stop(), 0);
+    assert.deepEqual(await groupState(kafka.plaintext, group), { state: 'Empty', members: 0 });
+  });
+});
