@@ -39,11 +39,11 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 8000): Prom
   }
 }
 
-async function pollOnce(client: BrokerWorkerClient, topic: string, group: string) {
+async function pollOnce(client: BrokerWorkerClient, topic: string, group: string, timeoutMs = 5000) {
   return client.call(
     'consume',
-    { topic, from: 'group', group, max: 1, timeout_ms: 5000 },
-    { timeoutMs: 7000 },
+    { topic, from: 'group', group, max: 1, timeout_ms: timeoutMs },
+    { timeoutMs: timeoutMs + 2000 },
   );
 }
 
@@ -68,7 +68,7 @@ describe('warm consumer lifecycle', () => {
     const [g1, g2, g3] = [uniqueName('lru-1'), uniqueName('lru-2'), uniqueName('lru-3')];
     await pollOnce(client, topic, g1);
     await pollOnce(client, topic, g2);
-    await pollOnce(client, topic, g1); // g2 is now the least recently used
+    await pollOnce(client, topic, g1, 200); // g2 is now the least recently used
     await pollOnce(client, topic, g3);
     assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers, 2);
     await eventually(async () => (await groupState(kafka.plaintext, g2)).members === 0);
