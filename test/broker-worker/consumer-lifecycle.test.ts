@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { testKafka } from '../support/kafka-env.ts';
-import { createTopic, groupState, uniqueName } from './support/kafka.ts';
+import { createTopic, describeGroup, groupState, uniqueName } from './support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
 
 const kafka = testKafka();
@@ -86,5 +86,35 @@ describe('warm consumer lifecycle', () => {
     assert.equal((await groupState(kafka.plaintext, group)).members, 1);
     assert.equal(await worker.stop(), 0);
     assert.deepEqual(await groupState(kafka.plaintext, group), { state: 'Empty', members: 0 });
+  });
+
+  it('with two workers, every poll of a group lands on the worker its name hashes to', async () => {
+    const a = await connected({ BROKER_CLIENT_ID: 'worker-a' });
+    const b = await connected({ BROKER_CLIENT_ID: 'worker-b' });
+    const both = clientFor(a.worker.address, b.worker.address);
+    cleanups.push(() => both.close());
+    const topic = uniqueName('route');
+    await createTopic(kafka.plaintext, topic, 2);
+    // Three groups per worker, so both sides of the routing are exercised.
+    const groups: string[] = [];
+    const perWorker = new Map<string, number>();
+    while (groups.length < 6) {
+      const group = uniqueName('route');
+      const owner = both.workerFor(group);
+      if ((perWorker.get(owner) ?? 0) >= 3) continue;
+      perWorker.set(owner, (perWorker.get(owner) ?? 0) + 1);
+      groups.push(group);
+    }
+    for (let round = 0; round < 2; round += 1) {
+      await Promise.all(groups.map((group) => pollOnce(both, topic, group, 200)));
+    }
+    for (const group of groups) {
+      const owner = both.workerFor(group) === a.worker.address ? 'worker-a' : 'worker-b';
+      assert.deepEqual((await describeGroup(kafka.plaintext, group)).clientIds, [owner], group);
+    }
+    const live = await Promise.all(
+      [a.client, b.client].map((c) => c.call('status', {}, { timeoutMs: 2000 })),
+    );
+    assert.equal(live[0]!.liveConsumers + live[1]!.liveConsumers, groups.length);
   });
 });

@@ -53,9 +53,18 @@ export async function groupState(
   bootstrap: string,
   group: string,
 ): Promise<{ state: string; members: number }> {
+  const { state, clientIds } = await describeGroup(bootstrap, group);
+  return { state, members: clientIds.length };
+}
+
+/** The group's state and the client.id of each member (which worker holds it). */
+export async function describeGroup(
+  bootstrap: string,
+  group: string,
+): Promise<{ state: string; clientIds: string[] }> {
   return withAdmin(bootstrap, async (admin) => {
     const { groups } = await admin.describeGroups([group]);
     const found = groups[0];
-    return { state: found?.state ?? 'Dead', members: found?.members.length ?? 0 };
+    return { state: found?.state ?? 'Dead', clientIds: found?.members.map((m) => m.clientId) ?? [] };
   });
 }
