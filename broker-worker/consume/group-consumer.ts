@@ -267,13 +267,16 @@ export class GroupConsumer {
   private async rewind(taken: TakenMessage[]): Promise<void> {
     try {
       await this.commit(rewindOffsetsFor(taken));
-      this.buffer.putBack(taken);
     } catch (error) {
-      this.log.error(
+      // Still put them back: while this consumer keeps the partition, the next poll hands
+      // them out and its commit moves the offset back to them. Only if the partition moves
+      // elsewhere first are they skipped by the group.
+      this.log.warn(
         { err: (error as Error).message, count: taken.length },
-        'could not undo the commit of a cancelled poll; those messages count as consumed',
+        'could not undo the commit of a cancelled poll; its messages stay buffered for the next poll',
       );
     }
+    this.buffer.putBack(taken);
   }
 
   private maybeResume(): void {
