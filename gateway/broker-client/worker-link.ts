@@ -113,7 +113,9 @@ export class WorkerLink {
         true,
       );
     }
-    const link = this.link!;
+    const link = this.link;
+    // The link can drop between the wake-up and here.
+    if (this.state !== 'ready' || !link) throw unreachable(this.label, this.lastFailure);
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       const onAbort = () => this.abandon(id, cancelledError());
