@@ -28,9 +28,12 @@ import { subscriptionRoundRobin } from './assigner.ts';
 import { toBufferedMessage } from './message.ts';
 import { commitOffsetsFor, MessageBuffer, rewindOffsetsFor, type TakenMessage } from './message-buffer.ts';
 
-/** Buffer bounds: enough for a few full polls (max is capped at 100) without holding much memory. */
+/**
+ * Buffer bounds: enough for a few full polls (max is capped at 100) while keeping the
+ * worst case (BROKER_MAX_CONSUMERS full buffers of large messages) bounded.
+ */
 const BUFFER_MAX_MESSAGES = 1000;
-const BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+const BUFFER_MAX_BYTES = 8 * 1024 * 1024;
 /** A poll result is kept well under the IPC frame limit. */
 export const RESULT_BYTE_BUDGET = 8 * 1024 * 1024;
 /** Pause between commit attempts while the group rebalances. */
@@ -87,7 +90,7 @@ export class GroupConsumer {
       // Short fetch waits let an idle member notice a rebalance quickly, so a new member
       // (another topic of this group, or another worker) is not kept waiting.
       maxWaitTimeInMs: 1000,
-      maxBytes: 8 * 1024 * 1024,
+      maxBytes: 2 * 1024 * 1024,
       allowAutoTopicCreation: false,
       retry: { initialRetryTime: 200, maxRetryTime: 3000, retries: 5 },
     });
@@ -146,7 +149,8 @@ export class GroupConsumer {
     this.joinedOnce = true;
     this.buffer.assign(partitions);
     this.log.debug({ partitions }, 'joined group');
-    if (this.paused) this.setPaused(true);
+    // kafkajs keeps a pause across a rejoin; lift it if the revoked partitions freed room.
+    this.maybeResume();
     this.options.health.recordSuccess();
     this.changed.notify();
   }
