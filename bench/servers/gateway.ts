@@ -1,10 +1,15 @@
-/** Our gateway, front end only: tools/list and 401s never reach the broker worker. */
+/**
+ * Our gateway for the benchmark. With BROKER_WORKERS set it talks to a real broker worker;
+ * without, tools/list and 401s are measured on their own (nothing reaches a worker).
+ */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BrokerWorkerClient } from '../../gateway/broker-client/index.ts';
 import { loadGatewayConfig } from '../../gateway/config.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { createLogger } from '../../gateway/logger.ts';
+import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
 import { keyStorePath, startGateway } from '../../gateway/server.ts';
 import { announce } from './ready.ts';
 
@@ -13,14 +18,13 @@ const store = new ApiKeyStore(keyStorePath(dataDir));
 const { key } = store.create('bench');
 store.close();
 const config = loadGatewayConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
-const gateway = await startGateway({
-  config,
-  log: createLogger('silent'),
-  broker: {
-    call: () =>
-      Promise.reject(
-        Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
-      ),
-  },
-});
+const broker: BrokerCalls = process.env.BROKER_WORKERS
+  ? BrokerWorkerClient.fromEnv(process.env)
+  : {
+      call: () =>
+        Promise.reject(
+          Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
+        ),
+    };
+const gateway = await startGateway({ config, log: createLogger('silent'), broker });
 announce({ port: gateway.port, key, engine: gateway.engine, build: gateway.build });

@@ -1,0 +1,301 @@
+/**
+ * The event namespace under load, each figure next to what a user would otherwise run:
+ * publishes against kafkajs sends, warm group polls against a consumer built per call,
+ * and the worker's memory with many groups.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Kafka, logLevel } from 'kafkajs';
+import { BrokerWorkerClient } from '../gateway/broker-client/index.ts';
+import { type BenchChild, rssMb, startChild } from './child.ts';
+import { callTool, toolsCallBody } from './mcp-call.ts';
+import { summarize } from './stats.ts';
+
+export interface Stack {
+  url: string;
+  socket: string;
+  key: string;
+  gateway: BenchChild;
+  worker: BenchChild;
+  stop(): Promise<void>;
+}
+
+export async function startStack(
+  bootstrap: string,
+  extraWorkerEnv: Record<string, string> = {},
+): Promise<Stack> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-stack-'));
+  const socket = join(dataDir, 'broker-worker.sock');
+  const env = {
+    DATA_DIR: dataDir,
+    BROKER_BOOTSTRAP_SERVERS: bootstrap,
+    BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+    BROKER_WORKERS: `unix:${socket}`,
+    BROKER_WORKER_LISTEN: `unix:${socket}`,
+    LOG_LEVEL: 'warn',
+  };
+  const worker = await startChild('bench/servers/broker-worker.ts', { ...env, ...extraWorkerEnv });
+  const gateway = await startChild('bench/servers/gateway.ts', env);
+  return {
+    url: `http://127.0.0.1:${gateway.info.port}/event/mcp`,
+    socket,
+    key: String(gateway.info.key),
+    gateway,
+    worker,
+    async stop() {
+      await gateway.stop();
+      await worker.stop();
+    },
+  };
+}
+
+async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+  const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+    waitForLeaders: true,
+  });
+  await admin.disconnect();
+}
+
+async function messagesIn(bootstrap: string, topic: string): Promise<number> {
+  const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+}
+
+export interface PublishRow {
+  concurrency: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  kafkajsRps: number;
+  kafkajsP50Ms: number;
+  kafkajsP99Ms: number;
+}
+
+export async function benchPublish(
+  bootstrap: string,
+  stack: Stack,
+  concurrencies: number[],
+  durationSeconds: number,
+  log: (line: string) => void,
+): Promise<PublishRow[]> {
+  const rows: PublishRow[] = [];
+  const value = 'x'.repeat(1024);
+  for (const concurrency of concurrencies) {
+    const ours = `bench-pub-${concurrency}-${Date.now().toString(36)}`;
+    const theirs = `${ours}-kafkajs`;
+    await createTopic(bootstrap, ours, 3);
+    await createTopic(bootstrap, theirs, 3);
+    log(`publish: event_publish at concurrency ${concurrency}`);
+    await callTool(stack.url, stack.key, 'event_publish', { topic: ours, value, key: 'warm' });
+    const result = await autocannon({
+      url: stack.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': stack.key },
+      // Keys vary per request so records spread over partitions as keyed tasks would.
+      requests: Array.from({ length: 64 }, (_, i) => ({
+        body: toolsCallBody('event_publish', { topic: ours, value, key: `k${i}` }),
+      })),
+      connections: concurrency,
+      duration: durationSeconds,
+    });
+    const written = await messagesIn(bootstrap, ours);
+    // Every answered call must be a record in the topic, or the rate means nothing.
+    if (written < result.requests.total || result.non2xx > 0) {
+      throw new Error(
+        `publish c${concurrency}: ${result.requests.total} answered, ${written} in the topic, ${result.non2xx} non-2xx`,
+      );
+    }
+    log(`publish: kafkajs producer.send at concurrency ${concurrency}`);
+    const baseline = await startChild('bench/servers/kafkajs-publisher.ts', {
+      BOOTSTRAP: bootstrap,
+      TOPIC: theirs,
+      CONCURRENCY: String(concurrency),
+      DURATION_MS: String(durationSeconds * 1000),
+    });
+    await baseline.stop();
+    rows.push({
+      concurrency,
+      rps: Math.round(result.requests.average),
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      kafkajsRps: Number(baseline.info.rps),
+      kafkajsP50Ms: Number(baseline.info.p50Ms),
+      kafkajsP99Ms: Number(baseline.info.p99Ms),
+    });
+  }
+  return rows;
+}
+
+export interface ConsumeResults {
+  warmP50Ms: number;
+  warmP99Ms: number;
+  warmPolls: number;
+  ephemeralP50Ms: number;
+  ephemeralP99Ms: number;
+  ephemeralPolls: number;
+  firstPollMs: number;
+  firstPollCount: number;
+}
+
+/** Runs on a broker with Kafka's default 3000 ms initial rebalance delay, as managed services have. */
+export async function benchConsume(
+  bootstrap: string,
+  stack: Stack,
+  warmPolls: number,
+  ephemeralPolls: number,
+  log: (line: string) => void,
+): Promise<ConsumeResults> {
+  const topic = `bench-consume-${Date.now().toString(36)}`;
+  await createTopic(bootstrap, topic, 3);
+  const producer = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).producer();
+  await producer.connect();
+  const total = (warmPolls + ephemeralPolls + 2) * 10;
+  for (let i = 0; i < total; i += 500) {
+    const messages = Array.from({ length: Math.min(500, total - i) }, (_, j) => ({
+      key: `k${(i + j) % 16}`,
+      value: JSON.stringify({ n: i + j }),
+    }));
+    await producer.send({ topic, acks: -1, messages });
+  }
+  await producer.disconnect();
+
+  log('consume: first poll of a new group (default rebalance delay)');
+  const firstStarted = performance.now();
+  const first = await callTool<{ count: number }>(stack.url, stack.key, 'event_consume', {
+    topic,
+    group: 'bench-warm',
+    max: 10,
+  });
+  const firstPollMs = Math.round(performance.now() - firstStarted);
+
+  log(`consume: ${warmPolls} warm group polls`);
+  const warm: number[] = [];
+  for (let i = 0; i < warmPolls; i++) {
+    const started = performance.now();
+    const polled = await callTool<{ count: number }>(stack.url, stack.key, 'event_consume', {
+      topic,
+      group: 'bench-warm',
+      max: 10,
+    });
+    warm.push(performance.now() - started);
+    if (polled.count !== 10)
+      throw new Error(`warm poll ${i} returned ${polled.count} messages, expected 10 waiting`);
+  }
+
+  log(`consume: ${ephemeralPolls} per-call consumers (join, fetch, commit, leave)`);
+  const ephemeral: number[] = [];
+  const kafka = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  for (let i = 0; i < ephemeralPolls; i++) {
+    const started = performance.now();
+    const consumer = kafka.consumer({ groupId: 'bench-ephemeral' });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let taken = 0;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 10_000);
+      void consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          if (taken >= 10) return;
+          taken += 1;
+          await consumer.commitOffsets([{ topic, partition, offset: String(Number(message.offset) + 1) }]);
+          if (taken === 10) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+    await consumer.disconnect();
+    ephemeral.push(performance.now() - started);
+  }
+  const warmStats = summarize(warm, 1);
+  const ephemeralStats = summarize(ephemeral, 1);
+  return {
+    warmP50Ms: warmStats.p50Ms,
+    warmP99Ms: warmStats.p99Ms,
+    warmPolls,
+    ephemeralP50Ms: ephemeralStats.p50Ms,
+    ephemeralP99Ms: ephemeralStats.p99Ms,
+    ephemeralPolls,
+    firstPollMs,
+    firstPollCount: first.count,
+  };
+}
+
+export interface ScaleResults {
+  gatewayIdleMb: number;
+  workerIdleMb: number;
+  groups: number;
+  workerAfterGroupsMb: number;
+  liveConsumersAfterGroups: number;
+  liveConsumersAfterIdle: number;
+  workerAfterIdleMb: number;
+}
+
+export async function benchScale(
+  bootstrap: string,
+  groups: number,
+  idleMs: number,
+  log: (line: string) => void,
+): Promise<ScaleResults> {
+  const stack = await startStack(bootstrap, {
+    BROKER_MAX_CONSUMERS: String(groups + 10),
+    BROKER_CONSUMER_IDLE_MS: String(idleMs),
+  });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const gatewayIdleMb = await rssMb(stack.gateway.process.pid!);
+    const workerPid = Number(stack.worker.info.workerPid);
+    const workerIdleMb = await rssMb(workerPid);
+    const topic = `bench-scale-${Date.now().toString(36)}`;
+    await createTopic(bootstrap, topic, 1);
+    await callTool(stack.url, stack.key, 'event_publish', { topic, value: 'hello' });
+    log(`scale: ${groups} groups poll once each`);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < groups) {
+          const group = `bench-scale-g${next++}`;
+          await callTool(stack.url, stack.key, 'event_consume', { topic, group, max: 1, timeout_ms: 3000 });
+        }
+      }),
+    );
+    const workerAfterGroupsMb = await rssMb(workerPid);
+    const liveConsumersAfterGroups = await liveConsumers(stack);
+    log(`scale: waiting ${idleMs} ms for idle consumers to leave`);
+    await new Promise((resolve) => setTimeout(resolve, idleMs + 15_000));
+    const liveConsumersAfterIdle = await liveConsumers(stack);
+    const workerAfterIdleMb = await rssMb(workerPid);
+    return {
+      gatewayIdleMb,
+      workerIdleMb,
+      groups,
+      workerAfterGroupsMb,
+      liveConsumersAfterGroups,
+      liveConsumersAfterIdle,
+      workerAfterIdleMb,
+    };
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** The worker's own count, asked over IPC as the gateway would. */
+async function liveConsumers(stack: Stack): Promise<number> {
+  const client = BrokerWorkerClient.fromEnv({ BROKER_WORKERS: `unix:${stack.socket}` });
+  try {
+    const status = await client.call('status', {}, { timeoutMs: 5000 });
+    return status.liveConsumers;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * `npm run bench [-- --quick]`: every figure beside a baseline measured in the same run on
+ * the same machine, printed as a table and written to bench/results/. Only the ratios
+ * travel between machines.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { benchRoot } from './child.ts';
+import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
+import { benchFrontend } from './frontend.ts';
+
+const quick = process.argv.includes('--quick');
+const plan = quick
+  ? { frontSeconds: 2, publishSeconds: 2, warmPolls: 50, ephemeralPolls: 3, groups: 100, idleMs: 5_000 }
+  : { frontSeconds: 8, publishSeconds: 6, warmPolls: 300, ephemeralPolls: 10, groups: 1000, idleMs: 15_000 };
+const log = (line: string) => console.error(`[bench] ${line}`);
+const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
+
+async function broker(
+  initialRebalanceDelayMs: number,
+): Promise<{ kafka: LocalKafka; cleanup(): Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-kafka-'));
+  const kafka = await startLocalKafka({
+    dataDir,
+    plaintextPort: 0,
+    saslPlaintextPort: 0,
+    saslSslPort: null,
+    controllerPort: 0,
+    initialRebalanceDelayMs,
+  });
+  return {
+    kafka,
+    async cleanup() {
+      await kafka.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const started = Date.now();
+log(
+  `${quick ? 'quick' : 'full'} run; starting two local Kafka brokers (rebalance delay 0 and the default 3000 ms)`,
+);
+const [fast, managedLike] = await Promise.all([broker(0), broker(3000)]);
+try {
+  const front = await benchFrontend(plan.frontSeconds, log);
+
+  const publishStack = await startStack(fast.kafka.plaintext);
+  const publish = await benchPublish(
+    fast.kafka.plaintext,
+    publishStack,
+    [1, 16, 64, 256],
+    plan.publishSeconds,
+    log,
+  ).finally(() => publishStack.stop());
+
+  const consumeStack = await startStack(managedLike.kafka.plaintext);
+  const consume = await benchConsume(
+    managedLike.kafka.plaintext,
+    consumeStack,
+    plan.warmPolls,
+    plan.ephemeralPolls,
+    log,
+  ).finally(() => consumeStack.stop());
+
+  const scale = await benchScale(fast.kafka.plaintext, plan.groups, plan.idleMs, log);
+
+  const c64 = publish.find((row) => row.concurrency === 64)!;
+  const results = {
+    run: {
+      mode: quick ? 'quick' : 'full',
+      date: new Date().toISOString(),
+      seconds: Math.round((Date.now() - started) / 1000),
+      machine: {
+        cores: cpus().length,
+        cpu: cpus()[0]?.model ?? 'unknown',
+        memoryGb: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+        engine: front.engineBuild,
+      },
+    },
+    toolsList: front.toolsList,
+    reject401: front.reject401,
+    publish: {
+      c64: {
+        rps: c64.rps,
+        kafkajsRps: c64.kafkajsRps,
+        p50Ms: c64.p50Ms,
+        p99Ms: c64.p99Ms,
+        kafkajsP99Ms: c64.kafkajsP99Ms,
+      },
+      byConcurrency: publish,
+    },
+    consume,
+    rss: {
+      gatewayIdleMb: scale.gatewayIdleMb,
+      workerIdleMb: scale.workerIdleMb,
+      groups: scale.groups,
+      workerAfter1000GroupsMb: scale.workerAfterGroupsMb,
+      liveConsumersAfterGroups: scale.liveConsumersAfterGroups,
+      liveConsumersAfterIdle: scale.liveConsumersAfterIdle,
+      workerAfterIdleMb: scale.workerAfterIdleMb,
+    },
+  };
+
+  const rows: Array<[string, string, string, string]> = [
+    [
+      'tools/list rps (uWS engine)',
+      `${front.toolsList.rps}`,
+      `bare uWS ${front.toolsList.uwsHelloRps}`,
+      `${ratio(front.toolsList.rps, front.toolsList.uwsHelloRps)}×`,
+    ],
+    [
+      'tools/list rps (uWS engine)',
+      `${front.toolsList.rps}`,
+      `SDK stateless ${front.toolsList.sdkStatelessRps}`,
+      `${ratio(front.toolsList.rps, front.toolsList.sdkStatelessRps)}×`,
+    ],
+    [
+      'tools/list rps (node:http engine)',
+      `${front.toolsList.nodeEngineRps}`,
+      `uWS engine ${front.toolsList.rps}`,
+      `${ratio(front.toolsList.nodeEngineRps, front.toolsList.rps)}×`,
+    ],
+    [
+      'tools/list p99 ms',
+      `${front.toolsList.p99Ms}`,
+      `SDK stateless ${front.toolsList.sdkStatelessP99Ms}`,
+      '',
+    ],
+    [
+      '401 rejections rps',
+      `${front.reject401.rps}`,
+      `bare uWS ${front.toolsList.uwsHelloRps}`,
+      `${ratio(front.reject401.rps, front.toolsList.uwsHelloRps)}×`,
+    ],
+    ...publish.map((row): [string, string, string, string] => [
+      `event_publish c${row.concurrency} rps (p50/p99 ms)`,
+      `${row.rps} (${row.p50Ms}/${row.p99Ms})`,
+      `kafkajs send ${row.kafkajsRps} (${row.kafkajsP50Ms}/${row.kafkajsP99Ms})`,
+      `${ratio(row.rps, row.kafkajsRps)}×`,
+    ]),
+    [
+      'event_consume warm p50 / p99 ms',
+      `${consume.warmP50Ms} / ${consume.warmP99Ms}`,
+      `per-call consumer ${consume.ephemeralP50Ms} / ${consume.ephemeralP99Ms}`,
+      `${ratio(consume.ephemeralP50Ms, consume.warmP50Ms)}× faster`,
+    ],
+    [
+      'first poll of a new group ms (delay 3000)',
+      `${consume.firstPollMs} (${consume.firstPollCount} msgs)`,
+      '',
+      '',
+    ],
+    ['RSS idle MB: gateway / worker', `${scale.gatewayIdleMb} / ${scale.workerIdleMb}`, '', ''],
+    [
+      `worker RSS MB after ${scale.groups} groups`,
+      `${scale.workerAfterGroupsMb}`,
+      `live consumers ${scale.liveConsumersAfterGroups}`,
+      '',
+    ],
+    [
+      `after idle (${plan.idleMs} ms)`,
+      `${scale.workerAfterIdleMb}`,
+      `live consumers ${scale.liveConsumersAfterIdle}`,
+      '',
+    ],
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), 8));
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(['measurement', 'ours', 'baseline (same run)', 'ratio']));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const row of rows) console.log(line(row));
+
+  const file = join(benchRoot, 'bench', 'results', quick ? 'quick.json' : 'latest.json');
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${file} after ${results.run.seconds} s`);
+} finally {
+  await Promise.all([fast.cleanup(), managedLike.cleanup()]);
+}
