@@ -19,6 +19,11 @@ export const REDACTED_PATHS = [
 ];
 
 export function createLogger(level: string, destination?: DestinationStream, name = 'gateway'): Logger {
-  const options = { name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  const options = {
+    name,
+    level,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
   return destination ? pino(options, destination) : pino(options);
 }
