@@ -12,15 +12,15 @@ import {
   topicsInput,
   topicsResult,
 } from '../../../shared/event/schemas.ts';
-import type { WorkerMethod, WorkerMethods, WorkerStatus } from '../../../shared/ipc/messages.ts';
+import {
+  callDeadlineMs,
+  type WorkerMethod,
+  type WorkerMethods,
+  type WorkerStatus,
+} from '../../../shared/ipc/messages.ts';
 import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import type { BrokerCalls } from './broker-calls.ts';
 import { UNTRUSTED_PAYLOADS } from './descriptions.ts';
-
-/** Headroom over a poll's own budget for the IPC round trip and the commit that ends it. */
-const POLL_DEADLINE_GRACE_MS = 3_000;
-const CALL_TIMEOUT_MS = 30_000;
-const STATUS_TIMEOUT_MS = 1_000;
 
 export interface EventToolsOptions {
   broker: BrokerCalls;
@@ -63,13 +63,12 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
     method: M,
     params: WorkerMethods[M]['params'],
     signal: AbortSignal,
-    timeoutMs = CALL_TIMEOUT_MS,
     routingKey?: string,
   ): Promise<WorkerMethods[M]['result']> {
     try {
       return await broker.call(method, params, {
         signal,
-        timeoutMs,
+        timeoutMs: callDeadlineMs(method, params),
         ...(routingKey === undefined ? {} : { routingKey }),
       });
     } catch (error) {
@@ -90,7 +89,7 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
         let status: WorkerStatus | null = null;
         let workerError: string | null = null;
         try {
-          status = await broker.call('status', {}, { signal, timeoutMs: STATUS_TIMEOUT_MS });
+          status = await broker.call('status', {}, { signal, timeoutMs: callDeadlineMs('status', {}) });
         } catch (error) {
           workerError = asToolError(error).message;
         }
@@ -152,7 +151,6 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
           'consume',
           args,
           signal,
-          args.timeout_ms + POLL_DEADLINE_GRACE_MS,
           args.from === 'group' ? (args.group ?? defaultGroup ?? '') : undefined,
         ),
     }),
