@@ -24,6 +24,8 @@ const gatewayEnv = z.object({
   /** How long an admitted key is trusted without asking the store: the bound on revocation delay. */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   API_KEY_NEGATIVE_CACHE_SIZE: positiveInt.default(10_000),
+  /** Listener threads sharing the port (uWS engine only): one App per thread, as uWS scales. */
+  GATEWAY_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   BROKER_CONSUMER_GROUP: z.string().optional(),
 });
 

@@ -1,25 +1,39 @@
-/** The gateway process: validated configuration, the broker-worker link, then the listener. */
-import { BrokerWorkerClient } from './broker-client/index.ts';
-import { loadGatewayConfig } from './config.ts';
+/** The gateway process: validated configuration, then one listener per thread, each with its broker-worker link. */
+import { type GatewayConfig, loadGatewayConfig } from './config.ts';
+import { type GatewayInstance, startGatewayInstance } from './instance.ts';
+import { type ListenerThreads, startListenerThreads } from './listener-threads.ts';
 import { createLogger } from './logger.ts';
-import { startGateway } from './server.ts';
 
-function configurationOrExit() {
+function configurationOrExit(): GatewayConfig {
   try {
-    const config = loadGatewayConfig();
-    return { config, broker: BrokerWorkerClient.fromEnv(process.env) };
+    return loadGatewayConfig();
   } catch (error) {
     console.error(`gateway: ${(error as Error).message}`);
     process.exit(1);
   }
 }
 
-const { config, broker } = configurationOrExit();
+const config = configurationOrExit();
 const log = createLogger(config.LOG_LEVEL);
-const gateway = await startGateway({ config, log, broker }).catch((error: Error) => {
-  log.fatal({ err: error }, `gateway could not start: ${error.message}`);
+let instance: GatewayInstance;
+let threads: ListenerThreads | null = null;
+try {
+  instance = await startGatewayInstance(config, log);
+  if (config.GATEWAY_THREADS > 1) {
+    if (instance.gateway.engine !== 'uws') {
+      log.warn(
+        'GATEWAY_THREADS needs the uWS engine (node:http cannot share a port across threads); serving from one thread',
+      );
+    } else if (config.PORT === 0) {
+      log.warn('GATEWAY_THREADS needs a fixed PORT; serving from one thread');
+    } else {
+      threads = await startListenerThreads(config.GATEWAY_THREADS - 1, log);
+    }
+  }
+} catch (error) {
+  log.fatal({ err: error }, `gateway could not start: ${(error as Error).message}`);
   process.exit(1);
-});
+}
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -27,8 +41,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'gateway stopping');
-    await gateway.close();
-    await broker.close();
+    await threads?.stop();
+    await instance.close();
     process.exit(0);
   });
 }

@@ -1,0 +1,48 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+
+export interface ListenerThreads {
+  stop(): Promise<void>;
+}
+
+const STOP_GRACE_MS = 5_000;
+
+/** Starts `count` extra listener threads on the configured port and waits until each listens. */
+export async function startListenerThreads(count: number, log: Logger): Promise<ListenerThreads> {
+  const workers: Worker[] = [];
+  const started = Array.from({ length: count }, () => {
+    const worker = new Worker(new URL('./listener-thread-entry.mjs', import.meta.url));
+    workers.push(worker);
+    return new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) =>
+        reject(new Error(`listener thread exited with code ${code} before listening`)),
+      );
+    });
+  });
+  const stop = async () => {
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => void worker.terminate().then(() => resolve()), STOP_GRACE_MS);
+            worker.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            worker.postMessage('stop');
+          }),
+      ),
+    );
+  };
+  try {
+    await Promise.all(started);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  for (const worker of workers) worker.removeAllListeners('exit');
+  log.info({ threads: count + 1 }, `serving from ${count + 1} listener threads`);
+  return { stop };
+}
