@@ -2,9 +2,10 @@
  * One warm kafkajs consumer for a (group, topic), shared by every poll of that pair.
  *
  * kafkajs has no poll(): a running consumer pushes batches to `eachBatch`. Here eachBatch
- * only appends to a bounded MessageBuffer (pausing the fetcher when it is full), and a
- * poll takes from the buffer. Offsets are committed by the poll, for exactly the messages
- * it returns, before it answers; autoCommit is off, so kafkajs never commits on its own.
+ * appends to a bounded MessageBuffer (holding the fetch loop while the buffer is full),
+ * and a poll takes from the buffer. Offsets are committed by the poll, for exactly the
+ * messages it returns, before it answers; autoCommit is off, so kafkajs never commits on
+ * its own.
  *
  * Take-and-commit runs under a per-consumer lock, so concurrent polls never share a
  * message and commits of one partition are sent in offset order. A poll that is cancelled
@@ -30,7 +31,8 @@ import { commitOffsetsFor, MessageBuffer, rewindOffsetsFor, type TakenMessage } 
 
 /**
  * Buffer bounds: enough for a few full polls (max is capped at 100) while keeping the
- * worst case (BROKER_MAX_CONSUMERS full buffers of large messages) bounded.
+ * worst case (BROKER_MAX_CONSUMERS full buffers of large messages) bounded. Past them the
+ * fetch loop waits (see holdWhileFull) until polls have taken the buffer below half.
  */
 const BUFFER_MAX_MESSAGES = 1000;
 const BUFFER_MAX_BYTES = 8 * 1024 * 1024;
@@ -66,11 +68,13 @@ export class GroupConsumer {
   private readonly consumer: Consumer;
   private readonly buffer = new MessageBuffer();
   private readonly changed = new ChangeSignal();
+  /** Wakes a fetch loop held in holdWhileFull: polls took messages, partitions left, or closing. */
+  private readonly room = new ChangeSignal();
   private readonly commitLock = new Mutex();
   private readonly log: Logger;
+  private readonly heartbeatInterval: number;
   private state: State = 'starting';
   private failure: MethodError | null = null;
-  private paused = false;
   private joinedOnce = false;
 
   constructor(private readonly options: GroupConsumerOptions) {
@@ -81,6 +85,7 @@ export class GroupConsumer {
     // consumers of one client, and a rejoin of one consumer clears the other's entries.
     const kafka = new Kafka(options.kafkaConfig);
     const heartbeatInterval = Math.min(1000, Math.floor(options.sessionTimeoutMs / 3));
+    this.heartbeatInterval = heartbeatInterval;
     this.consumer = kafka.consumer({
       groupId: options.group,
       partitionAssigners: [subscriptionRoundRobin],
@@ -133,15 +138,41 @@ export class GroupConsumer {
     if (this.state === 'starting') this.state = 'running';
   }
 
-  private onBatch({ batch }: EachBatchPayload): void {
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
     if (this.state === 'closed') return;
+    const { batch } = payload;
     const items = batch.messages.map((m) => toBufferedMessage(this.topic, batch.partition, m));
     if (this.buffer.append(batch.partition, items) > 0) {
       this.options.health.recordSuccess();
       this.changed.notify();
     }
-    if (!this.paused && (this.buffer.count >= BUFFER_MAX_MESSAGES || this.buffer.bytes >= BUFFER_MAX_BYTES)) {
-      this.setPaused(true);
+    if (this.buffer.count >= BUFFER_MAX_MESSAGES || this.buffer.bytes >= BUFFER_MAX_BYTES) {
+      await this.holdWhileFull(payload);
+    }
+  }
+
+  /**
+   * Backpressure: keeps kafkajs's fetch loop (which waits for eachBatch before fetching
+   * again) here until polls have taken the buffer below half its bounds, heartbeating so
+   * the group keeps this member.
+   *
+   * Not consumer.pause(): while every partition is paused, kafkajs sleeps maxWaitTimeInMs
+   * between checks, so after a resume the buffer could run dry and polls stall for up to
+   * that long although Kafka has the messages. Returning from here fetches at once.
+   *
+   * A heartbeat that reports a rebalance throws; the error leaves eachBatch and kafkajs
+   * rejoins (as it does for its own heartbeats). Nothing is lost: these messages are in
+   * the buffer, and kept partitions drop re-fetched duplicates by offset.
+   */
+  private async holdWhileFull({ heartbeat, isRunning }: EachBatchPayload): Promise<void> {
+    const mustHold = () =>
+      this.state !== 'closed' &&
+      isRunning() &&
+      (this.buffer.count >= BUFFER_MAX_MESSAGES / 2 || this.buffer.bytes >= BUFFER_MAX_BYTES / 2);
+    while (mustHold()) {
+      await this.room.wait(this.heartbeatInterval);
+      if (!mustHold()) return;
+      await heartbeat();
     }
   }
 
@@ -149,16 +180,15 @@ export class GroupConsumer {
     this.joinedOnce = true;
     this.buffer.assign(partitions);
     this.log.debug({ partitions }, 'joined group');
-    // kafkajs keeps a pause across a rejoin; lift it if the revoked partitions freed room.
-    this.maybeResume();
     this.options.health.recordSuccess();
     this.changed.notify();
+    this.room.notify();
   }
 
   private onCrash(error: Error, restart: boolean): void {
     // kafkajs left the group before restarting: the partitions may be someone else's now.
     this.buffer.reset();
-    this.paused = false;
+    this.room.notify();
     const described = describeKafkaError(
       error,
       `read topic "${this.topic}" with consumer group "${this.group}"`,
@@ -174,16 +204,6 @@ export class GroupConsumer {
     this.failure = error;
     this.options.health.recordError(error.message);
     this.changed.notify();
-  }
-
-  private setPaused(paused: boolean): void {
-    try {
-      if (paused) this.consumer.pause([{ topic: this.topic }]);
-      else this.consumer.resume([{ topic: this.topic }]);
-      this.paused = paused;
-    } catch {
-      // The consumer is between runs (restarting); the state is re-applied on the next join.
-    }
   }
 
   /**
@@ -258,7 +278,7 @@ export class GroupConsumer {
       throw request.signal.reason;
     }
     this.options.health.recordSuccess();
-    this.maybeResume();
+    this.room.notify();
     return { kind: 'done', messages: taken.map((t) => t.message) };
   }
 
@@ -283,16 +303,6 @@ export class GroupConsumer {
     this.buffer.putBack(taken);
   }
 
-  private maybeResume(): void {
-    if (
-      this.paused &&
-      this.buffer.count < BUFFER_MAX_MESSAGES / 2 &&
-      this.buffer.bytes < BUFFER_MAX_BYTES / 2
-    ) {
-      this.setPaused(false);
-    }
-  }
-
   /** Whether the first join has completed (a poll before it is still waiting on the broker). */
   get joined(): boolean {
     return this.joinedOnce;
@@ -309,6 +319,8 @@ export class GroupConsumer {
     const waitUntil = Date.now() + 5000;
     while (this.activePolls > 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
     this.state = 'closed';
+    // Lets a fetch loop held in holdWhileFull go, or kafkajs's stop would wait for it.
+    this.room.notify();
     try {
       await this.consumer.disconnect();
     } catch (error) {

@@ -9,7 +9,7 @@ import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import type { ConsumeInput, PublishResult } from '../../shared/event/schemas.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { javaPartitions } from './support/java-partitioner.ts';
-import { groupOffsets, uniqueName } from './support/kafka.ts';
+import { groupOffsets, produce, uniqueName } from './support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
 
 const kafka = testKafka();
@@ -203,6 +203,49 @@ describe('consume through a consumer group', () => {
     const seen = [...before.messages, ...after.messages].map((m) => m.value).sort();
     assert.deepEqual(seen, ['r1', 'r2', 'r3', 'r4']);
     assert.equal((await poll(client, { topic: t, group, timeout_ms: 300 })).count, 0);
+  });
+
+  it('reads a backlog larger than its buffer, across a restart while the buffer is full: each message once, in partition order', async () => {
+    const t = await topic(3);
+    const group = uniqueName('backlog');
+    // 1 KB records: one 2 MB fetch holds more than the buffer's 1000-message bound, so the
+    // fetch loop has to wait for polls to make room and then pick up again by itself.
+    const total = 3000;
+    await produce(
+      kafka.plaintext,
+      t,
+      Array.from({ length: total }, (_, i) => ({ key: `k${i % 32}`, value: `${i}:`.padEnd(1024, 'x') })),
+    );
+    const seen = (await poll(client, { topic: t, group, max: 100 })).messages;
+    assert.equal(seen.length, 100);
+    // Let the consumer fill its buffer (its fetch loop is then held), then stop the worker:
+    // it must still leave its group and exit, and the buffered, uncommitted messages go to
+    // the next worker.
+    await new Promise((r) => setTimeout(r, 1000));
+    await client.close();
+    assert.equal(await worker.stop(), 0, 'worker did not exit cleanly on SIGTERM');
+    worker = await startWorker(env);
+    client = clientFor(worker.address);
+
+    while (seen.length < total) {
+      const next = await poll(client, { topic: t, group, max: 100 });
+      assert.ok(next.count > 0, `the backlog stopped after ${seen.length} of ${total} messages`);
+      seen.push(...next.messages);
+    }
+    assert.equal(seen.length, total);
+    assert.equal(new Set(seen.map((m) => m.value)).size, total, 'a message was handed out twice');
+    const ends: Record<number, string> = {};
+    for (const partition of [0, 1, 2]) {
+      const offsets = seen.filter((m) => m.partition === partition).map((m) => m.offset);
+      assert.deepEqual(
+        offsets,
+        offsets.map((_, i) => i),
+        `partition ${partition} out of order or with gaps`,
+      );
+      ends[partition] = String(offsets.length);
+    }
+    assert.equal((await poll(client, { topic: t, group, timeout_ms: 300 })).count, 0);
+    assert.deepEqual(await groupOffsets(kafka.plaintext, group, t), ends);
   });
 
   it('explains a missing topic, group or default', async () => {

@@ -68,3 +68,21 @@ export async function describeGroup(
     return { state: found?.state ?? 'Dead', clientIds: found?.members.map((m) => m.clientId) ?? [] };
   });
 }
+
+/** Writes records straight to Kafka (acks=all), in chunks, bypassing the worker under test. */
+export async function produce(
+  bootstrap: string,
+  topic: string,
+  messages: Array<{ key?: string; value: string }>,
+): Promise<void> {
+  const kafka = new Kafka({ clientId: 'test-producer', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer();
+  await producer.connect();
+  try {
+    for (let i = 0; i < messages.length; i += 500) {
+      await producer.send({ topic, acks: -1, messages: messages.slice(i, i + 500) });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
