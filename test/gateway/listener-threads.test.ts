@@ -53,7 +53,8 @@ test('GATEWAY_THREADS=3 serves one port from three uWS threads and stops cleanly
         body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' }),
       });
       assert.equal(response.status, 200);
-      assert.equal((await response.json()).result.tools.length, 6);
+      const body = (await response.json()) as { result: { tools: unknown[] } };
+      assert.equal(body.result.tools.length, 6);
     }
     child.kill('SIGTERM');
     assert.equal(await exited, 0, output);

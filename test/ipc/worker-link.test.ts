@@ -115,9 +115,7 @@ describe('worker link', () => {
       if (!first) first = frame;
       else wire.send({ t: 'res', id: frame.id, result: 'second' });
     };
-    const started = Date.now();
     await assert.rejects(link.call('status', {}, 100), isCallError('DEADLINE_EXCEEDED'));
-    assert.ok(Date.now() - started < 1000);
     await waitFor(() => fake.frames.some((f) => f.t === 'cancel'));
     const cancel = fake.frames.find((f) => f.t === 'cancel');
     assert.equal(cancel?.t === 'cancel' && cancel.id, first!.id);
