@@ -143,6 +143,34 @@ export interface ConsumeResults {
   ephemeralPolls: number;
   firstPollMs: number;
   firstPollCount: number;
+  /** A bare kafkajs commitOffsets on the same broker: the floor under any poll that commits before answering. */
+  commitFloorP50Ms: number;
+}
+
+async function commitFloor(kafka: Kafka, topic: string, commits: number): Promise<number> {
+  const consumer = kafka.consumer({ groupId: 'bench-commit-floor' });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const latencies: number[] = [];
+  await new Promise<void>((resolve) => {
+    let done = false;
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        if (done) return;
+        done = true;
+        const offset = String(Number(batch.messages[0]?.offset ?? 0) + 1);
+        for (let i = 0; i < commits; i++) {
+          const started = performance.now();
+          await consumer.commitOffsets([{ topic, partition: batch.partition, offset }]);
+          latencies.push(performance.now() - started);
+        }
+        resolve();
+      },
+    });
+  });
+  await consumer.disconnect();
+  return summarize(latencies, 1).p50Ms;
 }
 
 /** Runs on a broker with Kafka's default 3000 ms initial rebalance delay, as managed services have. */
@@ -217,6 +245,8 @@ export async function benchConsume(
     await consumer.disconnect();
     ephemeral.push(performance.now() - started);
   }
+  log('consume: bare kafkajs commit latency (the floor)');
+  const commitFloorP50Ms = await commitFloor(kafka, topic, 50);
   const warmStats = summarize(warm, 1);
   const ephemeralStats = summarize(ephemeral, 1);
   return {
@@ -228,6 +258,7 @@ export async function benchConsume(
     ephemeralPolls,
     firstPollMs,
     firstPollCount: first.count,
+    commitFloorP50Ms,
   };
 }
 

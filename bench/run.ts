@@ -149,6 +149,12 @@ try {
       `${ratio(consume.ephemeralP50Ms, consume.warmP50Ms)}× faster`,
     ],
     [
+      'bare kafkajs commitOffsets p50 ms (floor under any committing poll)',
+      `${consume.commitFloorP50Ms}`,
+      '',
+      '',
+    ],
+    [
       'first poll of a new group ms (delay 3000)',
       `${consume.firstPollMs} (${consume.firstPollCount} msgs)`,
       '',
