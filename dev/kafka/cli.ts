@@ -15,6 +15,7 @@ import {
   stopLocalKafka,
 } from './local-kafka.ts';
 import { defaultCacheDir, defaultDevDataDir, KAFKA_VERSION } from './paths.ts';
+import type { BrokerState } from './state.ts';
 
 const usage = `usage: npm run kafka -- <start|stop|status> [options]
 
@@ -103,14 +104,7 @@ function parse(argv: string[]): { command: string; options: LocalKafkaOptions } 
   };
 }
 
-function describe(broker: {
-  pid: number;
-  plaintext: string;
-  saslPlaintext: string;
-  saslSsl: { bootstrap: string; caPemPath: string } | null;
-  users: Record<string, string>;
-  logFile: string;
-}): string {
+function describe(broker: Omit<BrokerState, 'startedAt'>): string {
   const shown = (path: string) => relative(process.cwd(), path) || path;
   const lines = [
     `  PLAINTEXT        ${broker.plaintext}`,
