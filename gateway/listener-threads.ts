@@ -42,7 +42,23 @@ export async function startListenerThreads(count: number, log: Logger): Promise<
     await stop();
     throw error;
   }
-  for (const worker of workers) worker.removeAllListeners('exit');
+  let stopping = false;
+  for (const worker of workers) {
+    worker.removeAllListeners('exit');
+    worker.removeAllListeners('error');
+    // A thread lost after start-up would silently shrink capacity: stop the process so its supervisor restarts it whole.
+    worker.on('error', (error) => log.error({ err: error }, 'listener thread failed'));
+    worker.on('exit', (code) => {
+      if (stopping) return;
+      log.fatal({ code }, 'a listener thread exited unexpectedly; stopping the gateway');
+      process.exit(1);
+    });
+  }
   log.info({ threads: count + 1 }, `serving from ${count + 1} listener threads`);
-  return { stop };
+  return {
+    stop: () => {
+      stopping = true;
+      return stop();
+    },
+  };
 }

@@ -18,8 +18,13 @@ function headOf(req: IncomingMessage): RequestHead {
   };
 }
 
+/** Resolves as soon as the body is known to be too large, so the 413 goes out without reading the rest. */
 function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyResult> {
   return new Promise((resolve) => {
+    if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
+      resolve({ ok: false, reason: 'too-large' });
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
@@ -29,13 +34,12 @@ function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyRe
       if (size > maxBodyBytes) {
         tooLarge = true;
         chunks.length = 0;
+        resolve({ ok: false, reason: 'too-large' });
         return;
       }
       chunks.push(chunk);
     });
-    req.on('end', () =>
-      resolve(tooLarge ? { ok: false, reason: 'too-large' } : { ok: true, body: Buffer.concat(chunks) }),
-    );
+    req.on('end', () => resolve({ ok: true, body: Buffer.concat(chunks) }));
     req.on('aborted', () => resolve({ ok: false, reason: 'aborted' }));
     req.on('error', () => resolve({ ok: false, reason: 'aborted' }));
   });
@@ -45,7 +49,9 @@ function send(res: ServerResponse, response: HttpResponse): void {
   if (res.destroyed) return;
   const body = response.body ?? '';
   res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(body) });
-  res.end(body);
+  // A refused oversized upload may still be streaming in: close rather than read it.
+  if (response.status === 413) res.end(body, () => res.socket?.destroy());
+  else res.end(body);
 }
 
 /** The fallback engine: node:http, for platforms where no uWebSockets.js build loads. */
@@ -74,7 +80,12 @@ export function createNodeEngine(): HttpEngine {
             if (!body) req.resume();
             send(res, response);
           },
-          () => send(res, { status: 500, body: '{"error":"internal error"}' }),
+          () =>
+            send(res, {
+              status: 500,
+              headers: { 'content-type': 'application/json' },
+              body: '{"error":"internal error"}',
+            }),
         );
       });
       server.keepAliveTimeout = 65_000;

@@ -27,21 +27,35 @@ function headOf(req: UwsRequest, res: UwsResponse): RequestHead {
 
 /**
  * uWS delivers the body only to an onData handler attached before the route handler
- * returns, so the body is buffered eagerly; a body past the limit is dropped as it
- * arrives and reported at once, so an oversized upload is refused without being stored.
+ * returns, so the body is buffered eagerly. Buffering stops as soon as a response is
+ * written (a refused caller's upload is never kept), and a body past the limit, declared
+ * or actual, is reported at once without being stored.
  */
-function bufferBody(res: UwsResponse, head: RequestHead, maxBodyBytes: number): Promise<BodyResult> {
-  const declaresBody =
-    head.headers['content-length'] !== undefined || head.headers['transfer-encoding'] !== undefined;
+function bufferBody(
+  res: UwsResponse,
+  head: RequestHead,
+  maxBodyBytes: number,
+  answered: () => boolean,
+): Promise<BodyResult> {
+  const declaredLength = head.headers['content-length'];
+  const declaresBody = declaredLength !== undefined || head.headers['transfer-encoding'] !== undefined;
   return new Promise((resolve) => {
-    if (!declaresBody || head.headers['content-length'] === '0') {
+    if (!declaresBody || declaredLength === '0') {
       resolve({ ok: true, body: Buffer.alloc(0) });
+    }
+    if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) {
+      resolve({ ok: false, reason: 'too-large' });
     }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
     res.onData((chunk, isLast) => {
       if (done) return;
+      if (answered()) {
+        done = true;
+        chunks.length = 0;
+        return;
+      }
       size += chunk.byteLength;
       if (size > maxBodyBytes) {
         done = true;
@@ -74,7 +88,7 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
           finished = true;
           controller?.abort();
         });
-        const body = bufferBody(res, head, maxBodyBytes);
+        const body = bufferBody(res, head, maxBodyBytes, () => finished);
         const context: RequestContext = {
           head,
           readBody: () => body,
@@ -85,7 +99,13 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
           },
         };
         handler(context)
-          .catch((): HttpResponse => ({ status: 500, body: '{"error":"internal error"}' }))
+          .catch(
+            (): HttpResponse => ({
+              status: 500,
+              headers: { 'content-type': 'application/json' },
+              body: '{"error":"internal error"}',
+            }),
+          )
           .then((response) => {
             if (finished) return;
             finished = true;

@@ -50,8 +50,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** MCP ids are strings or integers; an integer past 2^53 could not be echoed back unchanged. */
 function isValidId(id: unknown): id is JsonRpcId {
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 }
 
 function toolErrorResult(message: string): string {
@@ -179,7 +180,7 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
         400,
         null,
         JSON_RPC.INVALID_REQUEST,
-        'Invalid Request: id must be a string or a number',
+        'Invalid Request: id must be a string or an integer',
       );
     }
     const { id, params } = message;
@@ -204,7 +205,7 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
   if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
   return errorResponse(
     400,
-    null,
+    isValidId(message.id) ? message.id : null,
     JSON_RPC.INVALID_REQUEST,
     'Invalid Request: neither a request, a notification nor a response',
   );

@@ -303,9 +303,47 @@ for (const engine of ['uws', 'node'] as const) {
         const response = await rpc(gw, { jsonrpc: '2.0', id: 3, result: {} });
         assert.equal(response.status, 202);
       });
-      test('a request whose id is null or an object: 400', async () => {
+      test('a request whose id is null, an object, fractional or past 2^53: 400', async () => {
         assert.equal((await rpc(gw, { jsonrpc: '2.0', id: null, method: 'ping' })).status, 400);
         assert.equal((await rpc(gw, { jsonrpc: '2.0', id: {}, method: 'ping' })).status, 400);
+        assert.equal((await rpc(gw, { jsonrpc: '2.0', id: 1.5, method: 'ping' })).status, 400);
+        const huge = await raw(
+          gw,
+          'POST',
+          '/event/mcp',
+          { ...MCP_HEADERS, 'x-api-key': gw.apiKey },
+          '{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}',
+        );
+        assert.equal(huge.status, 400);
+      });
+      test('an invalid message with a readable id gets that id back', async () => {
+        const res = await rpc(gw, { jsonrpc: '2.0', id: 42, method: 7 });
+        assert.equal(res.status, 400);
+        assert.equal(JSON.parse(res.body).id, 42);
+      });
+      test('a declared body over the limit is refused before it is sent', { timeout: 30_000 }, async () => {
+        const status = await new Promise<number>((resolve, reject) => {
+          const req = request(
+            {
+              host: '127.0.0.1',
+              port: gw.port,
+              method: 'POST',
+              path: '/event/mcp',
+              agent: false,
+              headers: { ...MCP_HEADERS, 'x-api-key': gw.apiKey, 'content-length': '100000000' },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+              req.destroy();
+            },
+          );
+          req.on('error', (error) => (error.message.includes('socket hang up') ? undefined : reject(error)));
+          // Only a sliver of the declared 100 MB is ever sent.
+          req.write('x'.repeat(4096));
+        });
+        assert.equal(status, 413);
+        assert.equal((await rpc(gw, { jsonrpc: '2.0', id: 2, method: 'ping' })).status, 200);
       });
       test('an Origin that is not allowed: 403; an allowed one passes', async () => {
         const bad = await rpc(
