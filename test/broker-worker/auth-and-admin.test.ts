@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { createTopic, uniqueName, withAdmin } from './support/kafka.ts';
-import { clientFor, startWorker } from './support/worker-process.ts';
+import { startConnectedWorker } from './support/worker-process.ts';
 
 const kafka = testKafka();
 const [user, password] = Object.entries(kafka.users)[0]!;
@@ -18,13 +18,9 @@ after(async () => {
 });
 
 async function connected(env: Record<string, string>) {
-  const worker = await startWorker(env);
-  const client = clientFor(worker.address);
-  cleanups.push(
-    () => worker.stop(),
-    () => client.close(),
-  );
-  return { worker, client };
+  const started = await startConnectedWorker(env);
+  cleanups.push(() => started.close());
+  return started;
 }
 
 function callError(code: string, check?: (message: string) => void) {

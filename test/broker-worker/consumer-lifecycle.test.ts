@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { createTopic, describeGroup, groupState, uniqueName } from './support/kafka.ts';
-import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+import { type ConnectedWorker, clientFor, startConnectedWorker } from './support/worker-process.ts';
 
 const kafka = testKafka();
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -15,20 +15,14 @@ after(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function connected(
-  env: Record<string, string>,
-): Promise<{ worker: WorkerProcess; client: BrokerWorkerClient }> {
-  const worker = await startWorker({
+async function connected(env: Record<string, string>): Promise<ConnectedWorker> {
+  const started = await startConnectedWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
     ...env,
   });
-  const client = clientFor(worker.address);
-  cleanups.push(
-    () => worker.stop(),
-    () => client.close(),
-  );
-  return { worker, client };
+  cleanups.push(() => started.close());
+  return started;
 }
 
 async function eventually(check: () => Promise<boolean>, timeoutMs = 8000): Promise<void> {

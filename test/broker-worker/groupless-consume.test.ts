@@ -7,24 +7,21 @@ import { after, before, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { groupExists, groupOffsets, uniqueName } from './support/kafka.ts';
-import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+import { type ConnectedWorker, startConnectedWorker } from './support/worker-process.ts';
 
 const kafka = testKafka();
-let worker: WorkerProcess;
+let connected: ConnectedWorker;
 let client: BrokerWorkerClient;
 
 before(async () => {
-  worker = await startWorker({
+  connected = await startConnectedWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
     BROKER_ALLOW_TOPIC_ADMIN: 'true',
   });
-  client = clientFor(worker.address);
+  client = connected.client;
 });
-after(async () => {
-  await client?.close();
-  await worker?.stop();
-});
+after(() => connected?.close());
 
 const call = { timeoutMs: 10_000 };
 

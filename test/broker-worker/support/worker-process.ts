@@ -120,3 +120,24 @@ export async function runWorkerToExit(
 export function clientFor(...addresses: string[]): BrokerWorkerClient {
   return new BrokerWorkerClient({ workers: addresses.map(parseEndpoint) });
 }
+
+export interface ConnectedWorker {
+  worker: WorkerProcess;
+  client: BrokerWorkerClient;
+  /** Closes the client, then stops the worker. */
+  close(): Promise<void>;
+}
+
+/** A worker process and a client connected to it: the set-up most worker tests share. */
+export async function startConnectedWorker(env: Record<string, string>): Promise<ConnectedWorker> {
+  const worker = await startWorker(env);
+  const client = clientFor(worker.address);
+  return {
+    worker,
+    client,
+    async close() {
+      await client.close();
+      await worker.stop();
+    },
+  };
+}
