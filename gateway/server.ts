@@ -13,6 +13,8 @@ export interface GatewayDependencies {
   config: GatewayConfig;
   log: Logger;
   broker: BrokerCalls;
+  /** Where namespaces read their own settings; defaults to process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RunningGateway {
@@ -27,13 +29,21 @@ export function keyStorePath(dataDir: string): string {
   return join(dataDir, 'api-keys.sqlite');
 }
 
-export async function startGateway({ config, log, broker }: GatewayDependencies): Promise<RunningGateway> {
+export async function startGateway({
+  config,
+  log,
+  broker,
+  env = process.env,
+}: GatewayDependencies): Promise<RunningGateway> {
   const store = new ApiKeyStore(keyStorePath(config.DATA_DIR));
   const authenticator = new ApiKeyAuthenticator(store, {
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
   });
   const namespaces = mountNamespaces({
+    config,
+    env,
+    log,
     broker,
     ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
   }).map(compileNamespace);
@@ -63,6 +73,9 @@ export async function startGateway({ config, log, broker }: GatewayDependencies)
     namespaces: names,
     async close() {
       await server.close();
+      // Namespaces release what they hold (database handles, worker pools) after the
+      // listener stops, so no call is cut mid-way by its own store closing.
+      await Promise.allSettled(namespaces.map((namespace) => namespace.definition.close?.()));
       store.close();
     },
   };

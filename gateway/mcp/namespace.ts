@@ -8,6 +8,8 @@ export interface NamespaceDefinition {
   version: string;
   instructions: string;
   tools: ToolDefinition[];
+  /** Releases what the namespace holds (stores, pools); called once when the gateway stops. */
+  close?(): Promise<void>;
 }
 
 export interface CompiledNamespace {

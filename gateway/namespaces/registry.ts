@@ -1,8 +1,18 @@
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config.ts';
 import type { NamespaceDefinition } from '../mcp/namespace.ts';
 import type { BrokerCalls } from './event/broker-calls.ts';
 import { createEventNamespace } from './event/index.ts';
 
+/**
+ * What every namespace factory may use. Each namespace parses its own settings from `env`
+ * (once, at start, with zod) so a missing credential never stops the gateway: the
+ * namespace mounts and its tools report what is missing.
+ */
 export interface NamespaceDependencies {
+  config: GatewayConfig;
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
   broker: BrokerCalls;
   defaultGroup?: string;
 }

@@ -49,16 +49,18 @@ export async function startTestGateway(
     }
   };
   const created = withStore((store) => store.create('test', 'test-suite'));
-  const config = loadGatewayConfig({
+  const env = {
     HOST: '127.0.0.1',
     PORT: '0',
     DATA_DIR: dataDir,
     HTTP_ENGINE: options.engine ?? 'auto',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
-  });
+  };
+  const config = loadGatewayConfig(env);
   const gateway = await startGateway({
     config,
+    env,
     log: createLogger(config.LOG_LEVEL, options.logDestination),
     broker: options.broker ?? absentBroker,
   });
