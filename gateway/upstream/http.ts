@@ -1,0 +1,304 @@
+/**
+ * The one HTTP layer for third-party APIs (Google, Product Hunt, GitHub, ...). Usage:
+ *
+ *   const http = createUpstreamHttp({ service: 'Product Hunt', log });
+ *   const res = await http.request({ method: 'POST', url, json: body, signal: ctx.signal,
+ *     idempotent: true, route: 'POST /v2/api/graphql', authorize: (force) => tokens.header(force) });
+ *   const data = res.json();
+ *
+ * Per call: a deadline (`timeoutMs`, also ended by the MCP request's AbortSignal); retries with
+ * full-jitter backoff only when `idempotent`, only on 429/5xx/network errors, honouring
+ * `Retry-After`, never sleeping past the deadline; one forced re-authorization on 401 when
+ * `authorize` is given; a response size cap; redirects refused unless `allowRedirect` accepts
+ * each hop; failures thrown as UpstreamError with a stable code. Logs one debug line per
+ * attempt with the route template only: never headers, query strings or bodies.
+ */
+import type { Logger } from 'pino';
+import { adviceFor, codeForStatus, UpstreamError, type UpstreamErrorCode } from './errors.ts';
+import { redactText } from './redact.ts';
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  text(): string;
+  /** Parses the body; a body that is not JSON becomes UPSTREAM_UNAVAILABLE naming the status. */
+  json<T = unknown>(): T;
+}
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD';
+  url: string | URL;
+  /** Template for logs, e.g. `GET /webmasters/v3/sites/{site}`: never the real path or query. */
+  route: string;
+  signal: AbortSignal;
+  /** Safe to send twice. Only idempotent calls are retried. */
+  idempotent: boolean;
+  headers?: Record<string, string>;
+  /** Sent as application/json. */
+  json?: unknown;
+  /** Sent as application/x-www-form-urlencoded. */
+  form?: Record<string, string>;
+  body?: string;
+  /** Returns the Authorization header value; `force` asks for a fresh credential after a 401. */
+  authorize?: (force: boolean) => Promise<string>;
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+  /** Statuses returned to the caller instead of thrown (e.g. GraphQL errors in a 200 or a 404 that means "absent"). */
+  acceptStatus?: (status: number) => boolean;
+  /** Follow a redirect only if this accepts the target URL (checked per hop, at most 5 hops). */
+  allowRedirect?: (target: URL) => boolean;
+}
+
+export interface ErrorDescription {
+  code?: UpstreamErrorCode;
+  /** What the upstream said, short; the layer adds the advice. */
+  detail?: string;
+  advice?: string;
+}
+
+export interface UpstreamHttpOptions {
+  /** Human name used in messages: "Google Search Console answered 403 ...". */
+  service: string;
+  log: Logger;
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+  maxRetries?: number;
+  /** Backoff base and ceiling for retries without Retry-After. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** Reads an error body the upstream's way (e.g. Google's `error.errors[].reason`). */
+  describeError?: (status: number, body: string, headers: Headers) => ErrorDescription;
+  fetch?: typeof fetch;
+  random?: () => number;
+}
+
+export interface UpstreamHttp {
+  request(request: UpstreamRequest): Promise<UpstreamResponse>;
+}
+
+const RETRYABLE = new Set([429, 500, 502, 503, 504]);
+const MAX_REDIRECTS = 5;
+
+/** `Retry-After` is either seconds or an HTTP date. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+async function readCapped(response: Response, cap: number, service: string): Promise<Buffer> {
+  const declared = Number(response.headers.get('content-length'));
+  const tooLarge = () =>
+    new UpstreamError(
+      'UPSTREAM_ERROR',
+      `${service} sent a response larger than ${cap} bytes; ask for less (fewer rows, a smaller page).`,
+      { status: response.status },
+    );
+  if (Number.isFinite(declared) && declared > cap) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (!response.body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > cap) {
+      await response.body.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
+
+function makeResponse(status: number, headers: Headers, body: Buffer, service: string): UpstreamResponse {
+  return {
+    status,
+    headers,
+    body,
+    text: () => body.toString('utf8'),
+    json<T>() {
+      try {
+        return JSON.parse(body.toString('utf8')) as T;
+      } catch {
+        throw new UpstreamError(
+          'UPSTREAM_UNAVAILABLE',
+          `${service} answered HTTP ${status} with a body that is not JSON; try again in a minute.`,
+          { status },
+        );
+      }
+    },
+  };
+}
+
+export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
+  const {
+    service,
+    log,
+    timeoutMs: defaultTimeout = 30_000,
+    maxResponseBytes: defaultCap = 8 * 1024 * 1024,
+    maxRetries = 2,
+    backoffBaseMs = 250,
+    backoffMaxMs = 4_000,
+    describeError,
+    random = Math.random,
+  } = options;
+  const doFetch = options.fetch ?? fetch;
+
+  function statusError(status: number, body: string, headers: Headers): UpstreamError {
+    const described = describeError?.(status, body, headers) ?? {};
+    const code = described.code ?? codeForStatus(status);
+    const retryAfterS = parseRetryAfter(headers.get('retry-after'));
+    const detail = (described.detail ?? body.slice(0, 300)).trim();
+    const wait = retryAfterS === undefined ? '' : ` Retry after ${Math.ceil(retryAfterS)} s.`;
+    return new UpstreamError(
+      code,
+      `${service} answered HTTP ${status}${detail ? `: ${detail}` : ''}.${wait} ${described.advice ?? adviceFor(code)}`,
+      { status, ...(retryAfterS === undefined ? {} : { retryAfterS }) },
+    );
+  }
+
+  return {
+    async request(req) {
+      const timeoutMs = req.timeoutMs ?? defaultTimeout;
+      const cap = req.maxResponseBytes ?? defaultCap;
+      const deadline = Date.now() + timeoutMs;
+      const deadlineSignal = AbortSignal.timeout(timeoutMs);
+      const signal = AbortSignal.any([req.signal, deadlineSignal]);
+      const abortError = () =>
+        req.signal.aborted
+          ? new UpstreamError('CANCELLED', `The client cancelled the ${service} call.`)
+          : new UpstreamError(
+              'TIMEOUT',
+              `${service} did not answer within ${timeoutMs} ms. ${adviceFor('TIMEOUT')}`,
+            );
+
+      let url = new URL(req.url);
+      let method = req.method;
+      let forcedAuth = false;
+      let redirects = 0;
+      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+      let body: string | undefined = req.body;
+      if (req.json !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(req.json);
+      } else if (req.form) {
+        headers['content-type'] = 'application/x-www-form-urlencoded';
+        body = new URLSearchParams(req.form).toString();
+      }
+
+      for (let attempt = 1; ; attempt++) {
+        if (signal.aborted) throw abortError();
+        if (req.authorize) headers.authorization = await req.authorize(forcedAuth);
+        const started = performance.now();
+        let response: Response;
+        try {
+          response = await doFetch(url, {
+            method,
+            headers,
+            ...(body === undefined || method === 'GET' || method === 'HEAD' ? {} : { body }),
+            redirect: 'manual',
+            signal,
+          });
+        } catch (error) {
+          if (signal.aborted) throw abortError();
+          const reason = redactText(String((error as Error & { cause?: Error }).cause?.message ?? error));
+          log.debug({ upstream: service, route: req.route, attempt, error: reason }, 'upstream call failed');
+          const delay = backoff(attempt);
+          if (req.idempotent && attempt <= maxRetries && Date.now() + delay < deadline) {
+            await sleep(delay, signal).catch(() => {});
+            continue;
+          }
+          throw new UpstreamError(
+            'UPSTREAM_UNAVAILABLE',
+            `${service} could not be reached (${reason}). ${adviceFor('UPSTREAM_UNAVAILABLE')}`,
+          );
+        }
+        const ms = Math.round(performance.now() - started);
+        log.debug(
+          { upstream: service, route: req.route, host: url.host, status: response.status, ms, attempt },
+          'upstream call',
+        );
+
+        if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+          await response.body?.cancel().catch(() => {});
+          const location = response.headers.get('location');
+          const target = location ? new URL(location, url) : undefined;
+          if (!target || !req.allowRedirect || redirects >= MAX_REDIRECTS || !req.allowRedirect(target)) {
+            throw new UpstreamError(
+              'UPSTREAM_ERROR',
+              `${service} redirected the call (HTTP ${response.status}) to a location that is not allowed; it was not followed. Check the configured base URL.`,
+              { status: response.status },
+            );
+          }
+          redirects++;
+          attempt--;
+          url = target;
+          if (response.status === 303) {
+            method = 'GET';
+            body = undefined;
+          }
+          continue;
+        }
+
+        let payload: Buffer;
+        try {
+          payload = await readCapped(response, cap, service);
+        } catch (error) {
+          if (error instanceof UpstreamError) throw error;
+          if (signal.aborted) throw abortError();
+          throw new UpstreamError(
+            'UPSTREAM_UNAVAILABLE',
+            `${service} broke off its answer. ${adviceFor('UPSTREAM_UNAVAILABLE')}`,
+          );
+        }
+
+        if (response.status === 401 && req.authorize && !forcedAuth) {
+          forcedAuth = true;
+          attempt--;
+          continue;
+        }
+        if (response.ok || req.acceptStatus?.(response.status)) {
+          return makeResponse(response.status, response.headers, payload, service);
+        }
+        const error = statusError(response.status, payload.toString('utf8'), response.headers);
+        const retryable =
+          req.idempotent &&
+          attempt <= maxRetries &&
+          RETRYABLE.has(response.status) &&
+          error.code !== 'QUOTA_EXCEEDED';
+        if (retryable) {
+          const delay = error.retryAfterS === undefined ? backoff(attempt) : error.retryAfterS * 1000;
+          if (Date.now() + delay < deadline) {
+            await sleep(delay, signal).catch(() => {});
+            continue;
+          }
+        }
+        throw error;
+      }
+    },
+  };
+
+  function backoff(attempt: number): number {
+    return random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
+  }
+}
