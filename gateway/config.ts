@@ -27,6 +27,11 @@ const gatewayEnv = z.object({
   /** Listener threads sharing the port (uWS engine only): one App per thread, as uWS scales. */
   GATEWAY_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   BROKER_CONSUMER_GROUP: z.string().optional(),
+  /** Postgres for gateway state (memory now, keys later); unset keeps everything in SQLite under DATA_DIR. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnv>;

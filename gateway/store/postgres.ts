@@ -1,0 +1,39 @@
+import pg from 'pg';
+
+export type PgPool = pg.Pool;
+export type PgClient = pg.PoolClient;
+
+/** True when a setting names a Postgres server (the only engine DATABASE_URL selects). */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/**
+ * A connection pool for DATABASE_URL. Errors on idle clients (a server restart, a dropped
+ * connection) are logged instead of crashing the process; the pool replaces the client
+ * on the next checkout.
+ */
+export function createPgPool(
+  url: string,
+  options: { max?: number; onIdleError?: (error: Error) => void } = {},
+): PgPool {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, idleTimeoutMillis: 30_000 });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  return pool;
+}
+
+/** Runs `fn` inside one transaction on one pooled client; rolls back on any error. */
+export async function withPgTransaction<T>(pool: PgPool, fn: (client: PgClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
