@@ -85,6 +85,10 @@ class LinkSession {
         }
         this.onRequest(frame.id, frame.method, frame.params, frame.deadlineMs);
         return;
+      case 'ping':
+        // Answered even before hello and while draining: it only says "this process runs".
+        this.link.send({ t: 'pong', n: frame.n });
+        return;
       case 'cancel':
         // An unknown id is normal here: the answer and the cancel crossed on the wire.
         this.calls.get(frame.id)?.controller.abort(cancelled());

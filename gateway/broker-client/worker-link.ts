@@ -14,7 +14,13 @@ import { connect, type Socket } from 'node:net';
 import { formatEndpoint, type WorkerEndpoint } from '../../shared/ipc/endpoint.ts';
 import { FrameError } from '../../shared/ipc/frame-codec.ts';
 import { FramedLink, ProtocolError } from '../../shared/ipc/framed-link.ts';
-import { IPC_PROTOCOL_VERSION, type IpcFrame, type WorkerMethod } from '../../shared/ipc/messages.ts';
+import {
+  IPC_PROTOCOL_VERSION,
+  type IpcFrame,
+  KEEPALIVE_INTERVAL_MS,
+  KEEPALIVE_TIMEOUT_MS,
+  type WorkerMethod,
+} from '../../shared/ipc/messages.ts';
 import { unreachable, WorkerCallError } from './errors.ts';
 
 export interface WorkerLinkOptions {
@@ -30,6 +36,10 @@ export interface WorkerLinkOptions {
   replyGraceMs: number;
   /** Sent in hello when the worker requires BROKER_WORKER_TOKEN. */
   token: string | null;
+  /** Ping period on a ready link. */
+  keepaliveIntervalMs: number;
+  /** Silence from the worker after which the link is closed and its calls fail. */
+  keepaliveTimeoutMs: number;
 }
 
 export const DEFAULT_LINK_OPTIONS: WorkerLinkOptions = {
@@ -40,6 +50,8 @@ export const DEFAULT_LINK_OPTIONS: WorkerLinkOptions = {
   maxInFlight: 10_000,
   replyGraceMs: 250,
   token: null,
+  keepaliveIntervalMs: KEEPALIVE_INTERVAL_MS,
+  keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
 };
 
 /** Least time between two connection attempts that calls trigger while the worker is down. */
@@ -61,6 +73,8 @@ export class WorkerLink {
   private link: FramedLink | null = null;
   private handshakeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private keepaliveTimer: NodeJS.Timeout | null = null;
+  private pings = 0;
   private failuresInARow = 0;
   private lastAttemptAt = 0;
   private lastFailure: string | null = null;
@@ -252,12 +266,14 @@ export class WorkerLink {
       if (this.handshakeTimer) clearTimeout(this.handshakeTimer);
       this.handshakeTimer = null;
       this.state = 'ready';
+      this.startKeepalive(link);
       this.workerId = frame.workerId ?? null;
       this.failuresInARow = 0;
       this.lastFailure = null;
       for (const wake of [...this.attemptWaiters]) wake(true);
       return;
     }
+    if (frame.t === 'pong') return;
     if (frame.t !== 'res' && frame.t !== 'err') {
       link.close(new ProtocolError(`a worker must not send "${frame.t}" frames after hello`));
       return;
@@ -277,6 +293,7 @@ export class WorkerLink {
   private onClose(link: FramedLink, error: Error | null): void {
     if (link !== this.link) return;
     this.link = null;
+    this.stopKeepalive();
     if (this.handshakeTimer) clearTimeout(this.handshakeTimer);
     this.handshakeTimer = null;
     const wasReady = this.state === 'ready';
@@ -298,6 +315,39 @@ export class WorkerLink {
     this.scheduleAttempt(wasReady ? this.options.backoffBaseMs : this.backoff());
   }
 
+  /**
+   * Any byte from the worker counts as a sign of life; pings make sure there is traffic. A
+   * tick that itself ran late (this process was busy) proves nothing about the worker, so
+   * it only pings: the worker's bytes may be waiting unread behind the delay.
+   */
+  private startKeepalive(link: FramedLink): void {
+    this.stopKeepalive();
+    const { keepaliveIntervalMs: every, keepaliveTimeoutMs: limit } = this.options;
+    let lastTick = performance.now();
+    this.keepaliveTimer = setInterval(() => {
+      const now = performance.now();
+      const late = now - lastTick > every * 2;
+      lastTick = now;
+      const silentFor = now - link.lastReceivedAt;
+      if (!late && silentFor > limit) {
+        link.close(
+          new Error(
+            `the worker stopped answering: nothing received for ${Math.round(silentFor)} ms although the connection is open (keepalive)`,
+          ),
+        );
+        return;
+      }
+      this.pings += 1;
+      link.send({ t: 'ping', n: this.pings });
+    }, every);
+    this.keepaliveTimer.unref();
+  }
+
+  private stopKeepalive(): void {
+    if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+  }
+
   /** Exponential in failures in a row, capped, with full jitter in the upper half. */
   private backoff(): number {
     const exp = Math.min(this.options.backoffCapMs, this.options.backoffBaseMs * 2 ** this.failuresInARow);
@@ -315,6 +365,7 @@ export class WorkerLink {
   }
 
   private clearTimers(): void {
+    this.stopKeepalive();
     if (this.handshakeTimer) clearTimeout(this.handshakeTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.handshakeTimer = null;

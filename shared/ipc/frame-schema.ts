@@ -63,6 +63,8 @@ const frameSchema = z.discriminatedUnion('t', [
     deadlineMs: z.number().int().min(0),
   }),
   z.object({ t: z.literal('cancel'), id: frameId }),
+  z.object({ t: z.literal('ping'), n: z.number().int().min(0) }),
+  z.object({ t: z.literal('pong'), n: z.number().int().min(0) }),
   z.object({ t: z.literal('res'), id: frameId, result: z.unknown() }),
   z.object({
     t: z.literal('err'),

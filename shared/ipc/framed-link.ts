@@ -22,6 +22,8 @@ export class ProtocolError extends Error {
 export class FramedLink {
   private readonly decoder: FrameDecoder;
   private closedWith: { error: Error | null } | null = null;
+  /** performance.now() of the last byte received: any traffic proves the peer is running. */
+  lastReceivedAt = performance.now();
 
   constructor(
     private readonly socket: Socket,
@@ -59,6 +61,7 @@ export class FramedLink {
 
   private receive(chunk: Buffer): void {
     if (this.closedWith) return;
+    this.lastReceivedAt = performance.now();
     let values: unknown[];
     try {
       values = this.decoder.push(chunk);

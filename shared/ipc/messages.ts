@@ -11,7 +11,7 @@ import type {
 } from '../event/schemas.ts';
 
 /** Bumped on any incompatible change; a peer speaking another version is refused at hello. */
-export const IPC_PROTOCOL_VERSION = 1;
+export const IPC_PROTOCOL_VERSION = 2;
 
 export interface WorkerStatus {
   /** Bootstrap servers are set and, for SASL protocols, the key and secret too. */
@@ -100,4 +100,16 @@ export type IpcFrame =
   | { t: 'req'; id: number; method: WorkerMethod; params: unknown; deadlineMs: number }
   | { t: 'cancel'; id: number }
   | { t: 'res'; id: number; result: unknown }
-  | { t: 'err'; id: number; error: WorkerErrorBody };
+  | { t: 'err'; id: number; error: WorkerErrorBody }
+  /**
+   * Keepalive: the gateway pings a ready link every KEEPALIVE_INTERVAL_MS and the worker
+   * answers at once, so a worker that is alive at the socket level but no longer runs (stopped,
+   * wedged) is noticed within KEEPALIVE_TIMEOUT_MS instead of at each call's deadline.
+   */
+  | { t: 'ping'; n: number }
+  | { t: 'pong'; n: number };
+
+/** How often the gateway pings an otherwise quiet or busy link. */
+export const KEEPALIVE_INTERVAL_MS = 500;
+/** Silence (no byte from the worker) after which the gateway gives the link up. */
+export const KEEPALIVE_TIMEOUT_MS = 2000;

@@ -11,7 +11,7 @@ import { afterEach, describe, it } from 'node:test';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import { DEFAULT_LINK_OPTIONS, WorkerLink } from '../../gateway/broker-client/worker-link.ts';
 import { FramedLink } from '../../shared/ipc/framed-link.ts';
-import type { IpcFrame } from '../../shared/ipc/messages.ts';
+import { IPC_PROTOCOL_VERSION, type IpcFrame } from '../../shared/ipc/messages.ts';
 
 interface FakeWorker {
   path: string;
@@ -21,6 +21,8 @@ interface FakeWorker {
   links: FramedLink[];
   /** How the fake answers hello: its version, or null to ignore hello. */
   helloVersion: number | null;
+  /** A fake that stops answering pings plays a worker that is stopped but keeps its socket. */
+  answerPings: boolean;
   onRequest: (frame: Extract<IpcFrame, { t: 'req' }>, link: FramedLink) => void;
   close(): Promise<void>;
 }
@@ -37,6 +39,7 @@ async function fakeWorker(): Promise<FakeWorker> {
           if (frame.t === 'hello' && fake.helloVersion !== null)
             link.send({ t: 'hello', version: fake.helloVersion });
           if (frame.t === 'req') fake.onRequest(frame, link);
+          if (frame.t === 'ping' && fake.answerPings) link.send({ t: 'pong', n: frame.n });
         },
         onClose() {},
       });
@@ -45,7 +48,8 @@ async function fakeWorker(): Promise<FakeWorker> {
     frames: [],
     sockets: [],
     links: [],
-    helloVersion: 1,
+    helloVersion: IPC_PROTOCOL_VERSION,
+    answerPings: true,
     onRequest: (frame, link) => link.send({ t: 'res', id: frame.id, result: { echo: frame.params } }),
     async close() {
       for (const socket of fake.sockets) socket.destroy();
@@ -154,6 +158,20 @@ describe('worker link', () => {
     const { fake, link } = await setup();
     fake.onRequest = () => fake.sockets[0]!.write(Buffer.from([0, 0, 0, 3, 0xc1, 0xc1, 0xc1]));
     await assert.rejects(link.call('status', {}, 2000), isCallError('WORKER_UNREACHABLE'));
+  });
+
+  it('gives up a link whose worker stops answering while the socket stays open (keepalive)', async () => {
+    const { fake, link } = await setup();
+    assert.deepEqual(await link.call('status', {}, 1000), { echo: {} });
+    fake.answerPings = false;
+    fake.onRequest = () => undefined;
+    // The deadline is far away: only the keepalive can end this call early.
+    await assert.rejects(link.call('status', {}, 600_000), (e: unknown) => {
+      assert.ok(e instanceof WorkerCallError && e.code === 'WORKER_UNREACHABLE');
+      assert.match(e.message, /stopped answering/);
+      return true;
+    });
+    assert.ok(fake.frames.some((frame) => frame.t === 'ping'));
   });
 
   it('refuses a worker that speaks another protocol version', async () => {
