@@ -55,6 +55,10 @@ export interface ErrorDescription {
   /** What the upstream said, short; the layer adds the advice. */
   detail?: string;
   advice?: string;
+  /** Overrides Retry-After (e.g. Product Hunt's X-Rate-Limit-Reset). */
+  retryAfterS?: number;
+  /** False stops retries even on a retryable status (a budget that resets in minutes). */
+  retry?: boolean;
 }
 
 export interface UpstreamHttpOptions {
@@ -164,17 +168,22 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
   } = options;
   const doFetch = options.fetch ?? fetch;
 
-  function statusError(status: number, body: string, headers: Headers): UpstreamError {
+  function statusError(
+    status: number,
+    body: string,
+    headers: Headers,
+  ): { error: UpstreamError; retry: boolean } {
     const described = describeError?.(status, body, headers) ?? {};
     const code = described.code ?? codeForStatus(status);
-    const retryAfterS = parseRetryAfter(headers.get('retry-after'));
+    const retryAfterS = described.retryAfterS ?? parseRetryAfter(headers.get('retry-after'));
     const detail = (described.detail ?? body.slice(0, 300)).trim();
     const wait = retryAfterS === undefined ? '' : ` Retry after ${Math.ceil(retryAfterS)} s.`;
-    return new UpstreamError(
+    const error = new UpstreamError(
       code,
       `${service} answered HTTP ${status}${detail ? `: ${detail}` : ''}.${wait} ${described.advice ?? adviceFor(code)}`,
       { status, ...(retryAfterS === undefined ? {} : { retryAfterS }) },
     );
+    return { error, retry: described.retry !== false && code !== 'QUOTA_EXCEEDED' };
   }
 
   return {
@@ -280,12 +289,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
         if (response.ok || req.acceptStatus?.(response.status)) {
           return makeResponse(response.status, response.headers, payload, service);
         }
-        const error = statusError(response.status, payload.toString('utf8'), response.headers);
-        const retryable =
-          req.idempotent &&
-          attempt <= maxRetries &&
-          RETRYABLE.has(response.status) &&
-          error.code !== 'QUOTA_EXCEEDED';
+        const { error, retry } = statusError(response.status, payload.toString('utf8'), response.headers);
+        const retryable = retry && req.idempotent && attempt <= maxRetries && RETRYABLE.has(response.status);
         if (retryable) {
           const delay = error.retryAfterS === undefined ? backoff(attempt) : error.retryAfterS * 1000;
           if (Date.now() + delay < deadline) {
