@@ -4,6 +4,7 @@ import type { NamespaceDefinition } from '../mcp/namespace.ts';
 import type { BrokerCalls } from './event/broker-calls.ts';
 import { createEventNamespace } from './event/index.ts';
 import { createProductHuntNamespace } from './producthunt/index.ts';
+import { createSkillsNamespace } from './skills/index.ts';
 
 /**
  * What every namespace factory may use. Each namespace parses its own settings from `env`
@@ -25,6 +26,7 @@ export interface NamespaceDependencies {
 export const NAMESPACE_FACTORIES: Record<string, (deps: NamespaceDependencies) => NamespaceDefinition> = {
   event: (deps) => createEventNamespace(deps),
   producthunt: (deps) => createProductHuntNamespace(deps),
+  skills: (deps) => createSkillsNamespace(deps),
 };
 
 export function mountNamespaces(deps: NamespaceDependencies): NamespaceDefinition[] {

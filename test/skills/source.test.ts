@@ -33,18 +33,14 @@ test('GitHub URLs leave ref and path open until the refs are known', () => {
   });
   assert.deepEqual(splitRefAndPath(['main', 'skills', 'pdf'], []), { ref: 'main', path: 'skills/pdf' });
   assert.equal(parseSource('github.com/acme/kit.git').repo, 'kit');
-  assert.deepEqual(parseSource('https://raw.githubusercontent.com/acme/kit/main/skills/pdf/SKILL.md').refAndPath, [
-    'main',
-    'skills',
-    'pdf',
-    'SKILL.md',
-  ]);
-  assert.deepEqual(parseSource('https://github.com/acme/kit/blob/main/skills/my%20skill/SKILL.md').refAndPath, [
-    'main',
-    'skills',
-    'my skill',
-    'SKILL.md',
-  ]);
+  assert.deepEqual(
+    parseSource('https://raw.githubusercontent.com/acme/kit/main/skills/pdf/SKILL.md').refAndPath,
+    ['main', 'skills', 'pdf', 'SKILL.md'],
+  );
+  assert.deepEqual(
+    parseSource('https://github.com/acme/kit/blob/main/skills/my%20skill/SKILL.md').refAndPath,
+    ['main', 'skills', 'my skill', 'SKILL.md'],
+  );
 });
 
 test('origin weakness: suffix host check accepted evilgithubusercontent.com — hosts are compared exactly', () => {
@@ -79,7 +75,13 @@ test('formatSource writes the commit-pinned form parseSource reads back', () => 
   const sha = 'a'.repeat(40);
   const text = formatSource('acme', 'kit', sha, 'skills/pdf');
   assert.equal(text, `acme/kit@${sha}:skills/pdf`);
-  assert.deepEqual(parseSource(text), { owner: 'acme', repo: 'kit', ref: sha, path: 'skills/pdf', refAndPath: null });
+  assert.deepEqual(parseSource(text), {
+    owner: 'acme',
+    repo: 'kit',
+    ref: sha,
+    path: 'skills/pdf',
+    refAndPath: null,
+  });
 });
 
 test('the curated index answers offline and ranks names above descriptions', () => {
@@ -104,5 +106,8 @@ test('safety warnings name scripts, executables, allowed-tools, shell blocks and
     'SCRIPTS_PRESENT',
     'SHELL_SNIPPETS',
   ]);
-  assert.deepEqual(safetyWarnings('Plain advice.', [], [{ path: 'SKILL.md' }, { path: 'references/a.md' }]), []);
+  assert.deepEqual(
+    safetyWarnings('Plain advice.', [], [{ path: 'SKILL.md' }, { path: 'references/a.md' }]),
+    [],
+  );
 });

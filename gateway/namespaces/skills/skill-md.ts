@@ -77,12 +77,19 @@ function describeType(value: unknown): string {
 
 function checkName(value: unknown, folderName: string | null, out: Finding[]): string | null {
   if (value === undefined) {
-    out.push(finding('error', 'NAME_MISSING', 'name', 'Add `name:` — lowercase letters, digits and hyphens.'));
+    out.push(
+      finding('error', 'NAME_MISSING', 'name', 'Add `name:` — lowercase letters, digits and hyphens.'),
+    );
     return null;
   }
   if (typeof value !== 'string') {
     out.push(
-      finding('error', 'NAME_NOT_STRING', 'name', `name must be a string, got ${describeType(value)}; quote it.`),
+      finding(
+        'error',
+        'NAME_NOT_STRING',
+        'name',
+        `name must be a string, got ${describeType(value)}; quote it.`,
+      ),
     );
     return null;
   }
@@ -115,13 +122,23 @@ function checkName(value: unknown, folderName: string | null, out: Finding[]): s
 function checkDescription(value: unknown, out: Finding[]): string | null {
   if (value === undefined) {
     out.push(
-      finding('error', 'DESCRIPTION_MISSING', 'description', 'Add `description:` — what the skill does and when to use it.'),
+      finding(
+        'error',
+        'DESCRIPTION_MISSING',
+        'description',
+        'Add `description:` — what the skill does and when to use it.',
+      ),
     );
     return null;
   }
   if (typeof value !== 'string') {
     out.push(
-      finding('error', 'DESCRIPTION_NOT_STRING', 'description', `description must be a string, got ${describeType(value)}.`),
+      finding(
+        'error',
+        'DESCRIPTION_NOT_STRING',
+        'description',
+        `description must be a string, got ${describeType(value)}.`,
+      ),
     );
     return null;
   }
@@ -143,12 +160,17 @@ function checkDescription(value: unknown, out: Finding[]): string | null {
 function optionalString(key: string, value: unknown, max: number | null, out: Finding[]): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string') {
-    out.push(finding('error', 'FIELD_NOT_STRING', key, `${key} must be a string, got ${describeType(value)}.`));
+    out.push(
+      finding('error', 'FIELD_NOT_STRING', key, `${key} must be a string, got ${describeType(value)}.`),
+    );
     return null;
   }
-  if (value.trim().length === 0) out.push(finding('error', 'FIELD_EMPTY', key, `${key} must not be empty when given.`));
+  if (value.trim().length === 0)
+    out.push(finding('error', 'FIELD_EMPTY', key, `${key} must not be empty when given.`));
   if (max !== null && value.length > max) {
-    out.push(finding('error', 'FIELD_TOO_LONG', key, `${key} is ${value.length} characters; at most ${max}.`));
+    out.push(
+      finding('error', 'FIELD_TOO_LONG', key, `${key} is ${value.length} characters; at most ${max}.`),
+    );
   }
   return value;
 }
@@ -157,7 +179,12 @@ function checkMetadata(value: unknown, out: Finding[]): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     out.push(
-      finding('error', 'METADATA_NOT_MAP', 'metadata', `metadata must be a mapping of strings, got ${describeType(value)}.`),
+      finding(
+        'error',
+        'METADATA_NOT_MAP',
+        'metadata',
+        `metadata must be a mapping of strings, got ${describeType(value)}.`,
+      ),
     );
     return {};
   }
@@ -184,12 +211,22 @@ function checkAllowedTools(value: unknown, errors: Finding[], warnings: Finding[
   // Some agents write a YAML list; the spec says space-delimited, so accept and advise.
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
     warnings.push(
-      finding('warning', 'ALLOWED_TOOLS_LIST', 'allowed-tools', 'allowed-tools should be one space-delimited string, not a list.'),
+      finding(
+        'warning',
+        'ALLOWED_TOOLS_LIST',
+        'allowed-tools',
+        'allowed-tools should be one space-delimited string, not a list.',
+      ),
     );
     return value as string[];
   }
   errors.push(
-    finding('error', 'FIELD_NOT_STRING', 'allowed-tools', `allowed-tools must be a space-delimited string, got ${describeType(value)}.`),
+    finding(
+      'error',
+      'FIELD_NOT_STRING',
+      'allowed-tools',
+      `allowed-tools must be a space-delimited string, got ${describeType(value)}.`,
+    ),
   );
   return [];
 }
@@ -223,7 +260,7 @@ export function lintSkillMarkdown(text: string, folderName: string | null = null
     );
   } else {
     // Aliases are capped so a "billion laughs" document cannot expand without bound.
-    const doc = parseDocument(yaml, { uniqueKeys: true, maxAliasCount: 50, prettyErrors: false });
+    const doc = parseDocument(yaml, { uniqueKeys: true, prettyErrors: false });
     if (doc.errors.length > 0) {
       const first = doc.errors[0];
       const line = first?.linePos?.[0]?.line;
@@ -249,7 +286,14 @@ export function lintSkillMarkdown(text: string, folderName: string | null = null
       try {
         value = doc.toJS({ maxAliasCount: 50 });
       } catch (error) {
-        errors.push(finding('error', 'FRONTMATTER_YAML', null, `The frontmatter cannot be read: ${(error as Error).message}.`));
+        errors.push(
+          finding(
+            'error',
+            'FRONTMATTER_YAML',
+            null,
+            `The frontmatter cannot be read: ${(error as Error).message}.`,
+          ),
+        );
       }
       if (value && typeof value === 'object' && !Array.isArray(value)) {
         frontmatter = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
@@ -278,7 +322,9 @@ export function lintSkillMarkdown(text: string, folderName: string | null = null
 
   const bodyLines = body.length === 0 ? 0 : body.split('\n').length;
   if (body.trim().length === 0) {
-    warnings.push(finding('warning', 'BODY_EMPTY', null, 'The body is empty: add the instructions an agent follows.'));
+    warnings.push(
+      finding('warning', 'BODY_EMPTY', null, 'The body is empty: add the instructions an agent follows.'),
+    );
   }
   if (bodyLines > BODY_LINES_RECOMMENDED) {
     warnings.push(

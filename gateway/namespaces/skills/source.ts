@@ -98,8 +98,10 @@ function parseUrl(input: string): SkillSource {
   } catch {
     throw invalid(`"${input.slice(0, 100)}" is not a URL or owner/repo source.`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('Only https GitHub URLs are accepted.');
-  if (url.username || url.password || url.port) throw invalid('GitHub URLs must not carry credentials or a port.');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw invalid('Only https GitHub URLs are accepted.');
+  if (url.username || url.password || url.port)
+    throw invalid('GitHub URLs must not carry credentials or a port.');
   const host = url.hostname.toLowerCase();
   const segments = decodeSegments(url.pathname);
   if (GITHUB_WEB_HOSTS.has(host)) {
@@ -110,7 +112,9 @@ function parseUrl(input: string): SkillSource {
     if ((kind === 'tree' || kind === 'blob') && rest.length > 0) {
       return { owner, repo, ref: null, path: '', refAndPath: checkSegments(rest, 'The URL') };
     }
-    throw invalid('A GitHub URL must point at a repository, or at a folder (/tree/<ref>/<path>) or file (/blob/<ref>/<path>).');
+    throw invalid(
+      'A GitHub URL must point at a repository, or at a folder (/tree/<ref>/<path>) or file (/blob/<ref>/<path>).',
+    );
   }
   if (GITHUB_RAW_HOSTS.has(host)) {
     const [owner = '', repo = '', ...rest] = segments;
@@ -125,9 +129,14 @@ function parseUrl(input: string): SkillSource {
 
 export function parseSource(input: string): SkillSource {
   const text = input.trim();
-  if (text.length === 0) throw invalid('source is empty: give owner/repo[/path], owner/repo@ref:path or a GitHub URL.');
+  if (text.length === 0)
+    throw invalid('source is empty: give owner/repo[/path], owner/repo@ref:path or a GitHub URL.');
   if (text.length > SOURCE_MAX) throw invalid(`source is longer than ${SOURCE_MAX} characters.`);
-  if (text.includes('://') || /^(www\.)?github\.com\//i.test(text) || /^[a-z0-9.-]+\.[a-z]{2,}\//i.test(text)) {
+  if (
+    text.includes('://') ||
+    /^(www\.)?github\.com\//i.test(text) ||
+    /^[a-z0-9.-]+\.[a-z]{2,}\//i.test(text)
+  ) {
     return parseUrl(text);
   }
   const pinned = /^([^/@:\s]+)\/([^/@:\s]+)@([^:]+)(?::(.*))?$/.exec(text);
@@ -152,7 +161,10 @@ export function splitRefAndPath(segments: string[], knownRefs: string[]): { ref:
   for (const ref of knownRefs) {
     const parts = ref.split('/');
     if (parts.length > segments.length) continue;
-    if (parts.every((part, i) => segments[i] === part) && (best === null || parts.length > best.split('/').length)) {
+    if (
+      parts.every((part, i) => segments[i] === part) &&
+      (best === null || parts.length > best.split('/').length)
+    ) {
       best = ref;
     }
   }

@@ -4,15 +4,23 @@
  * agent deciding whether to install the skill.
  */
 export interface SafetyWarning {
-  code: 'SCRIPTS_PRESENT' | 'EXECUTABLE_FILES' | 'ALLOWED_TOOLS' | 'SHELL_SNIPPETS' | 'PIPE_TO_SHELL' | 'DYNAMIC_COMMAND';
+  code:
+    | 'SCRIPTS_PRESENT'
+    | 'EXECUTABLE_FILES'
+    | 'ALLOWED_TOOLS'
+    | 'SHELL_SNIPPETS'
+    | 'PIPE_TO_SHELL'
+    | 'DYNAMIC_COMMAND';
   message: string;
   /** Files or snippets the warning is about (a few, for orientation). */
   examples: string[];
 }
 
-const SCRIPT_EXTENSIONS = /\.(sh|bash|zsh|fish|ps1|psm1|bat|cmd|py|js|mjs|cjs|ts|rb|pl|php|lua|go|rs|exe|dll|so|dylib|bin|jar)$/i;
+const SCRIPT_EXTENSIONS =
+  /\.(sh|bash|zsh|fish|ps1|psm1|bat|cmd|py|js|mjs|cjs|ts|rb|pl|php|lua|go|rs|exe|dll|so|dylib|bin|jar)$/i;
 const SHELL_FENCE = /^\s*(```|~~~)\s*(bash|sh|shell|zsh|console|powershell|pwsh|ps1|cmd|bat|fish)\b/gim;
-const PIPE_TO_SHELL = /\b(curl|wget|iwr|invoke-webrequest)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da|fi)?sh\b|\|\s*iex\b/gi;
+const PIPE_TO_SHELL =
+  /\b(curl|wget|iwr|invoke-webrequest)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da|fi)?sh\b|\|\s*iex\b/gi;
 // Claude Code runs `!`command`` lines in a skill before the model sees them.
 const DYNAMIC_COMMAND = /!`[^`\n]+`/g;
 
@@ -26,9 +34,15 @@ function few(items: string[]): string[] {
   return items.slice(0, 5).map((item) => item.slice(0, 120));
 }
 
-export function safetyWarnings(body: string, allowedTools: string[], files: FileForWarnings[]): SafetyWarning[] {
+export function safetyWarnings(
+  body: string,
+  allowedTools: string[],
+  files: FileForWarnings[],
+): SafetyWarning[] {
   const warnings: SafetyWarning[] = [];
-  const scripts = files.filter((file) => file.path.split('/').includes('scripts') || SCRIPT_EXTENSIONS.test(file.path));
+  const scripts = files.filter(
+    (file) => file.path.split('/').includes('scripts') || SCRIPT_EXTENSIONS.test(file.path),
+  );
   if (scripts.length > 0) {
     warnings.push({
       code: 'SCRIPTS_PRESENT',
