@@ -10,6 +10,8 @@ export interface AppOptions {
   namespaces: CompiledNamespace[];
   allowedOrigins: string[];
   log: Logger;
+  /** The /console pages: served before the key check, never on MCP routes. */
+  console?: RequestHandler;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -30,6 +32,8 @@ const UNAUTHORIZED_MESSAGES: Record<Exclude<AuthOutcome, { ok: true }>['reason']
   malformed: 'The X-API-Key header is not a well-formed key (keys look like mcp_...).',
   unregistered: 'The API key in X-API-Key is not registered.',
   revoked: 'The API key in X-API-Key has been revoked.',
+  expired: 'The API key in X-API-Key has expired; create a new one in the console.',
+  owner_disabled: 'The API key in X-API-Key belongs to a disabled account.',
 };
 
 let requestCounter = 0;
@@ -41,15 +45,24 @@ const requestIdPrefix = `${process.pid.toString(36)}-${Date.now().toString(36)}`
  * compared exactly as sent (never decoded or normalised), so encodings, doubled or
  * trailing slashes and case changes simply find no route, after authentication.
  */
-export function createApp({ authenticator, namespaces, allowedOrigins, log }: AppOptions): RequestHandler {
+export function createApp({
+  authenticator,
+  namespaces,
+  allowedOrigins,
+  log,
+  console: consolePages,
+}: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
   const originAllowed = createOriginPolicy(allowedOrigins);
 
   return async (context: RequestContext): Promise<HttpResponse> => {
     const { head } = context;
     if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
+    if (consolePages && (head.path === '/console' || head.path.startsWith('/console/'))) {
+      return consolePages(context);
+    }
 
-    const auth = authenticator.authenticate(head.headers['x-api-key']);
+    const auth = await authenticator.authenticate(head.headers['x-api-key']);
     if (!auth.ok) {
       log.debug(
         { path: head.path.slice(0, 200), reason: auth.reason, remote: head.remoteAddress },

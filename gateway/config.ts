@@ -12,6 +12,8 @@ const list = z
       .filter(Boolean),
   );
 
+const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
+
 const gatewayEnv = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
@@ -27,11 +29,28 @@ const gatewayEnv = z.object({
   /** Listener threads sharing the port (uWS engine only): one App per thread, as uWS scales. */
   GATEWAY_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   BROKER_CONSUMER_GROUP: z.string().optional(),
-  /** Postgres for gateway state (memory now, keys later); unset keeps everything in SQLite under DATA_DIR. */
+  /** Postgres for gateway state (memory, accounts, sessions and keys); unset keeps everything in SQLite under DATA_DIR. */
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  /** The address users and agents reach the gateway at; https:// makes console cookies Secure. */
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CONSOLE_ENABLED: flag.default(true),
+  /** Lets anyone who can reach /console create an account; off by default (admins add accounts). */
+  CONSOLE_SELF_REGISTRATION: flag.default(false),
+  CONSOLE_SESSION_TTL_MS: positiveInt.default(12 * 60 * 60 * 1000),
+  /** Consecutive failed sign-ins that lock an account, and for how long. */
+  SIGNIN_MAX_FAILURES: positiveInt.default(5),
+  SIGNIN_LOCKOUT_MS: positiveInt.default(15 * 60 * 1000),
+  /** Sign-in attempts one client address may make per minute. */
+  SIGNIN_ATTEMPTS_PER_MINUTE: positiveInt.default(10),
+  /** Single sign-on with an OpenID Connect provider: all three, or none. */
+  OIDC_ISSUER: z.url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Button text for single sign-on. */
+  OIDC_NAME: z.string().min(1).max(60).default('single sign-on'),
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnv>;

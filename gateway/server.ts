@@ -1,10 +1,11 @@
-import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { openStateStore, stateStorePath } from './accounts/open.ts';
+import { SignInService } from './accounts/sign-in.ts';
 import { createApp } from './app.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
+import { createConsole } from './console/routes.ts';
 import { selectEngine } from './http/select-engine.ts';
-import { ApiKeyStore } from './keys/store.ts';
 import { compileNamespace } from './mcp/namespace.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
 import { mountNamespaces } from './namespaces/registry.ts';
@@ -25,9 +26,8 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function keyStorePath(dataDir: string): string {
-  return join(dataDir, 'api-keys.sqlite');
-}
+/** The SQLite file holding accounts, sessions and keys (unless DATABASE_URL moves them to Postgres). */
+export const keyStorePath = stateStorePath;
 
 export async function startGateway({
   config,
@@ -35,7 +35,7 @@ export async function startGateway({
   broker,
   env = process.env,
 }: GatewayDependencies): Promise<RunningGateway> {
-  const store = new ApiKeyStore(keyStorePath(config.DATA_DIR));
+  const store = await openStateStore(config);
   const authenticator = new ApiKeyAuthenticator(store, {
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
@@ -47,7 +47,30 @@ export async function startGateway({
     broker,
     ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
   }).map(compileNamespace);
-  const handler = createApp({ authenticator, namespaces, allowedOrigins: config.MCP_ALLOWED_ORIGINS, log });
+  const consolePages = config.CONSOLE_ENABLED
+    ? createConsole({
+        store,
+        signIn: new SignInService(store, {
+          maxFailures: config.SIGNIN_MAX_FAILURES,
+          lockoutMs: config.SIGNIN_LOCKOUT_MS,
+          attemptsPerWindow: config.SIGNIN_ATTEMPTS_PER_MINUTE,
+          windowMs: 60_000,
+        }),
+        namespaces: namespaces.map((namespace) => namespace.definition.name),
+        log,
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        fallbackBaseUrl: `http://${config.HOST}:${config.PORT}`,
+        sessionTtlMs: config.CONSOLE_SESSION_TTL_MS,
+        selfRegistration: config.CONSOLE_SELF_REGISTRATION,
+      })
+    : undefined;
+  const handler = createApp({
+    authenticator,
+    namespaces,
+    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    log,
+    ...(consolePages ? { console: consolePages } : {}),
+  });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
   const server = await engine.listen(
@@ -76,7 +99,7 @@ export async function startGateway({
       // Namespaces release what they hold (database handles, worker pools) after the
       // listener stops, so no call is cut mid-way by its own store closing.
       await Promise.allSettled(namespaces.map((namespace) => namespace.definition.close?.()));
-      store.close();
+      await store.close();
     },
   };
 }

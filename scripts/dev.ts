@@ -3,10 +3,12 @@
  * key, then the broker-worker and the gateway, with the client configuration printed.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { localKafkaStatus, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { defaultDevDataDir } from '../dev/kafka/paths.ts';
+import { hashPassword } from '../gateway/accounts/passwords.ts';
 import { loadGatewayConfig } from '../gateway/config.ts';
 import { mcpServersEntry } from '../gateway/keys/client-config.ts';
 import { ApiKeyStore } from '../gateway/keys/store.ts';
@@ -15,6 +17,7 @@ import { keyStorePath } from '../gateway/server.ts';
 
 const root = join(import.meta.dirname, '..');
 const DEV_TOPIC = 'tasks';
+const DEV_EMAIL = 'dev@localhost';
 
 const status = await localKafkaStatus(defaultDevDataDir);
 const bootstrap = status.running
@@ -45,8 +48,16 @@ const env = {
 };
 const config = loadGatewayConfig(env);
 const store = new ApiKeyStore(keyStorePath(config.DATA_DIR));
-const created = store.create('dev', 'npm run dev');
-store.close();
+// A fresh password each run: it is printed below, so it must never be one worth keeping.
+const devPassword = randomBytes(12).toString('base64url');
+const devAccount = await store.accountByEmail(DEV_EMAIL);
+if (devAccount) {
+  await store.setPasswordHash(devAccount.id, await hashPassword(devPassword));
+} else {
+  await store.createAccount({ email: DEV_EMAIL, passwordHash: await hashPassword(devPassword), admin: true });
+}
+const created = store.create('dev', DEV_EMAIL);
+await store.close();
 
 console.log(`[dev] dev key ${created.id}; MCP client configuration:\n`);
 console.log(
@@ -57,6 +68,8 @@ console.log(
   ),
 );
 console.log('');
+console.log(`[dev] console: http://${config.HOST}:${config.PORT}/console`);
+console.log(`[dev] sign in as ${DEV_EMAIL} with password ${devPassword} (local use only; new each run)\n`);
 
 const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
   cwd: root,

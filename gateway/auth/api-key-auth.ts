@@ -1,14 +1,24 @@
+import type { KeyPrincipal } from '../accounts/model.ts';
+import type { KeyScopes } from '../accounts/scopes.ts';
 import { hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { BoundedTtlCache } from './bounded-cache.ts';
 
 export interface KeyLookup {
-  findByHash(hash: Buffer): { id: string; revoked: boolean } | undefined;
-  touch(id: string, at: Date): void;
+  keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined>;
+  touchKey(id: string, at: Date): Promise<void>;
 }
 
+export type RefusalReason =
+  | 'missing'
+  | 'malformed'
+  | 'unregistered'
+  | 'revoked'
+  | 'expired'
+  | 'owner_disabled';
+
 export type AuthOutcome =
-  | { ok: true; apiKeyId: string }
-  | { ok: false; reason: 'missing' | 'malformed' | 'unregistered' | 'revoked' };
+  | { ok: true; apiKeyId: string; scopes: KeyScopes }
+  | { ok: false; reason: RefusalReason };
 
 export interface AuthenticatorOptions {
   /** Upper bound on how long a revoked key keeps working. */
@@ -16,15 +26,21 @@ export interface AuthenticatorOptions {
   negativeMaxEntries: number;
   /** Short, so a key used moments before it was created starts working quickly. */
   negativeTtlMs?: number;
-  /** last_used_at is a hint for operators; writing it on every request would make SQLite the bottleneck. */
+  /** last_used_at is a hint for operators; writing it on every request would make the store the bottleneck. */
   touchIntervalMs?: number;
 }
 
 const MAX_POSITIVE_ENTRIES = 100_000;
 
+interface Admitted {
+  id: string;
+  scopes: KeyScopes;
+  expiresAtMs: number;
+}
+
 export class ApiKeyAuthenticator {
-  private readonly admitted: BoundedTtlCache<string>;
-  private readonly refused: BoundedTtlCache<'unregistered' | 'revoked'>;
+  private readonly admitted: BoundedTtlCache<Admitted>;
+  private readonly refused: BoundedTtlCache<Exclude<RefusalReason, 'missing' | 'malformed'>>;
   private readonly lastTouched = new Map<string, number>();
   private readonly touchIntervalMs: number;
 
@@ -37,27 +53,41 @@ export class ApiKeyAuthenticator {
     this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
   }
 
-  authenticate(headerValue: string | undefined): AuthOutcome {
+  async authenticate(headerValue: string | undefined): Promise<AuthOutcome> {
     if (headerValue === undefined || headerValue.trim() === '') return { ok: false, reason: 'missing' };
     if (!isWellFormedApiKey(headerValue)) return { ok: false, reason: 'malformed' };
     const cacheKey = hashApiKey(headerValue).toString('base64');
-    const cachedId = this.admitted.get(cacheKey);
-    if (cachedId !== undefined) {
-      this.noteUse(cachedId);
-      return { ok: true, apiKeyId: cachedId };
-    }
+    const cached = this.admitted.get(cacheKey);
+    if (cached !== undefined) return this.admit(cached);
     const cachedRefusal = this.refused.get(cacheKey);
     if (cachedRefusal) return { ok: false, reason: cachedRefusal };
 
-    const found = this.keys.findByHash(Buffer.from(cacheKey, 'base64'));
-    if (!found || found.revoked) {
-      const reason = found ? 'revoked' : 'unregistered';
-      this.refused.set(cacheKey, reason);
-      return { ok: false, reason };
+    const found = await this.keys.keyByHash(Buffer.from(cacheKey, 'base64'));
+    const reason = !found
+      ? 'unregistered'
+      : found.revoked
+        ? 'revoked'
+        : found.ownerDisabled
+          ? 'owner_disabled'
+          : undefined;
+    if (reason || !found) {
+      this.refused.set(cacheKey, reason ?? 'unregistered');
+      return { ok: false, reason: reason ?? 'unregistered' };
     }
-    this.admitted.set(cacheKey, found.id);
-    this.noteUse(found.id);
-    return { ok: true, apiKeyId: found.id };
+    const admitted: Admitted = {
+      id: found.id,
+      scopes: found.scopes,
+      expiresAtMs: found.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(found.expiresAt),
+    };
+    this.admitted.set(cacheKey, admitted);
+    return this.admit(admitted);
+  }
+
+  /** Expiry is checked on every request, cached or not: it is known exactly, unlike revocation. */
+  private admit(admitted: Admitted): AuthOutcome {
+    if (Date.now() >= admitted.expiresAtMs) return { ok: false, reason: 'expired' };
+    this.noteUse(admitted.id);
+    return { ok: true, apiKeyId: admitted.id, scopes: admitted.scopes };
   }
 
   private noteUse(id: string): void {
@@ -65,10 +95,7 @@ export class ApiKeyAuthenticator {
     const last = this.lastTouched.get(id);
     if (last !== undefined && now - last < this.touchIntervalMs) return;
     this.lastTouched.set(id, now);
-    try {
-      this.keys.touch(id, new Date(now));
-    } catch {
-      // A busy or read-only store must not turn an admitted request away.
-    }
+    // A busy or read-only store must not turn an admitted request away.
+    this.keys.touchKey(id, new Date(now)).catch(() => {});
   }
 }

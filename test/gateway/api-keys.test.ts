@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { FULL_SCOPES } from '../../gateway/accounts/scopes.ts';
 import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
 import { hashApiKey } from '../../gateway/keys/api-key.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
@@ -19,6 +20,8 @@ test('keys are mcp_ plus 192 random bits, stored only as SHA-256 hashes', () => 
   assert.match(a.key, /^mcp_[A-Za-z0-9_-]{32}$/);
   assert.notEqual(a.key, b.key);
   assert.deepEqual(store.findByHash(hashApiKey(a.key)), { id: a.id, revoked: false });
+  assert.equal(b.owner, 'owner-b');
+  assert.equal(a.owner, 'operator', 'a key minted without an owner belongs to the operator account');
   assert.ok(!JSON.stringify(store.list()).includes(a.key));
   store.close();
 });
@@ -27,38 +30,38 @@ test('an admitted key stays cached at most the TTL; revocation is seen after it'
   const store = new ApiKeyStore(':memory:');
   const { key, id } = store.create('cached');
   const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 150, negativeMaxEntries: 10 });
-  assert.deepEqual(auth.authenticate(key), { ok: true, apiKeyId: id });
+  assert.deepEqual(await auth.authenticate(key), { ok: true, apiKeyId: id, scopes: FULL_SCOPES });
   store.revoke(id);
-  assert.equal(auth.authenticate(key).ok, true, 'still cached within the TTL');
+  assert.equal((await auth.authenticate(key)).ok, true, 'still cached within the TTL');
   await new Promise((resolve) => setTimeout(resolve, 200));
-  assert.deepEqual(auth.authenticate(key), { ok: false, reason: 'revoked' });
+  assert.deepEqual(await auth.authenticate(key), { ok: false, reason: 'revoked' });
   store.close();
 });
 
-test('a flood of unregistered keys cannot grow the refusal cache past its bound', () => {
+test('a flood of unregistered keys cannot grow the refusal cache past its bound', async () => {
   const store = new ApiKeyStore(':memory:');
   const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 1000, negativeMaxEntries: 50 });
   for (let i = 0; i < 1000; i++) {
-    assert.equal(auth.authenticate(`mcp_${String(i).padStart(32, 'x')}`).ok, false);
+    assert.equal((await auth.authenticate(`mcp_${String(i).padStart(32, 'x')}`)).ok, false);
   }
   const size = (auth as unknown as { refused: { size: number } }).refused.size;
   assert.equal(size, 50);
   store.close();
 });
 
-test('last used is recorded, but not written on every request', () => {
+test('last used is recorded, but not written on every request', async () => {
   const store = new ApiKeyStore(':memory:');
   const { key } = store.create('touch');
   let touches = 0;
   const counting = {
-    findByHash: (hash: Buffer) => store.findByHash(hash),
-    touch: (id: string, at: Date) => {
+    keyByHash: (hash: Buffer) => store.keyByHash(hash),
+    touchKey: async (id: string, at: Date) => {
       touches += 1;
       store.touch(id, at);
     },
   };
   const auth = new ApiKeyAuthenticator(counting, { positiveTtlMs: 0, negativeMaxEntries: 10 });
-  for (let i = 0; i < 100; i++) auth.authenticate(key);
+  for (let i = 0; i < 100; i++) await auth.authenticate(key);
   assert.equal(touches, 1);
   assert.ok(store.list()[0]?.lastUsedAt);
   store.close();

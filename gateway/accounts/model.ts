@@ -1,0 +1,116 @@
+/**
+ * The shapes every state adapter (SQLite, Postgres) stores and returns. Timestamps are ISO
+ * strings in UTC on both adapters so the two compare and sort the same way.
+ */
+import type { KeyScopes } from './scopes.ts';
+
+export interface Account {
+  id: string;
+  email: string;
+  admin: boolean;
+  createdAt: string;
+  disabledAt: string | null;
+  /** Set for accounts first seen through single sign-on: issuer + subject, never the token. */
+  oidcSubject: string | null;
+  /** False for accounts that exist only to own keys (the operator) or sign in only through SSO. */
+  hasPassword: boolean;
+}
+
+export interface AccountSecrets extends Account {
+  passwordHash: string | null;
+  failedSignIns: number;
+  lockedUntil: string | null;
+}
+
+export interface NewAccount {
+  email: string;
+  passwordHash: string | null;
+  admin: boolean;
+  oidcSubject?: string | null;
+}
+
+export interface Session {
+  accountId: string;
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  label: string;
+  ownerId: string;
+  /** The owning account's email, for listings. */
+  owner: string;
+  scopes: KeyScopes;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface CreatedApiKey extends ApiKeyRecord {
+  /** The only time the key itself exists outside its owner's hands. */
+  key: string;
+}
+
+export interface NewApiKey {
+  label: string;
+  ownerId: string;
+  scopes: KeyScopes;
+  expiresAt: string | null;
+}
+
+/** What the gateway needs to admit a request: never the key, only its verdict and limits. */
+export interface KeyPrincipal {
+  id: string;
+  revoked: boolean;
+  ownerDisabled: boolean;
+  expiresAt: string | null;
+  scopes: KeyScopes;
+}
+
+/** The account that owns keys minted on the server without --owner; it cannot sign in. */
+export const OPERATOR_EMAIL = 'operator';
+
+/**
+ * One interface, two adapters. Everything is async because the Postgres adapter is; the
+ * SQLite adapter answers synchronously underneath.
+ */
+export interface StateStore {
+  readonly kind: 'sqlite' | 'postgres';
+  createAccount(input: NewAccount): Promise<Account>;
+  accountByEmail(email: string): Promise<AccountSecrets | undefined>;
+  accountById(id: string): Promise<AccountSecrets | undefined>;
+  accountByOidcSubject(subject: string): Promise<AccountSecrets | undefined>;
+  listAccounts(): Promise<Account[]>;
+  setAccountDisabled(id: string, disabled: boolean): Promise<boolean>;
+  linkOidcSubject(id: string, subject: string): Promise<void>;
+  /** Replaces the password and clears any lockout. */
+  setPasswordHash(id: string, passwordHash: string): Promise<void>;
+  /** Counts a failed sign-in; lockedUntil (when given) starts a lockout. Returns the new count. */
+  recordSignInFailure(id: string, lockedUntil: string | null): Promise<number>;
+  clearSignInFailures(id: string): Promise<void>;
+  /** The account that owns server-minted keys, created on first use. */
+  operatorAccount(): Promise<Account>;
+
+  createSession(idHash: Buffer, session: Session): Promise<void>;
+  sessionByHash(idHash: Buffer): Promise<Session | undefined>;
+  deleteSession(idHash: Buffer): Promise<void>;
+  deleteSessionsOf(accountId: string): Promise<void>;
+
+  createKey(input: NewApiKey): Promise<CreatedApiKey>;
+  /** Every key, or one account's keys. */
+  listKeys(ownerId?: string): Promise<ApiKeyRecord[]>;
+  keyById(id: string): Promise<ApiKeyRecord | undefined>;
+  /** False when no such key (owned by ownerId, when given) exists. Revoking twice keeps the first time. */
+  revokeKey(id: string, ownerId?: string): Promise<boolean>;
+  keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined>;
+  touchKey(id: string, at: Date): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}

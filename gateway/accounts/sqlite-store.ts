@@ -1,0 +1,360 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
+import {
+  type Account,
+  type AccountSecrets,
+  type ApiKeyRecord,
+  type CreatedApiKey,
+  type KeyPrincipal,
+  type NewAccount,
+  type NewApiKey,
+  normalizeEmail,
+  OPERATOR_EMAIL,
+  type Session,
+  type StateStore,
+} from './model.ts';
+import { parseStoredScopes } from './scopes.ts';
+
+/** Each entry moves the schema one version on; PRAGMA user_version records how far a file got. */
+const MIGRATIONS: string[] = [
+  // 1: accounts and sessions; keys gain an owner account, scopes and expiry.
+  `CREATE TABLE IF NOT EXISTS api_keys (
+     id TEXT PRIMARY KEY, key_hash BLOB NOT NULL UNIQUE, label TEXT NOT NULL, owner TEXT,
+     created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT);
+   CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE,
+     password_hash TEXT,
+     admin INTEGER NOT NULL DEFAULT 0,
+     created_at TEXT NOT NULL,
+     disabled_at TEXT,
+     oidc_subject TEXT UNIQUE,
+     failed_sign_ins INTEGER NOT NULL DEFAULT 0,
+     locked_until TEXT);
+   CREATE TABLE sessions (
+     id_hash BLOB PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     csrf_token TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL);
+   CREATE INDEX sessions_account ON sessions(account_id);
+   ALTER TABLE api_keys ADD COLUMN account_id TEXT REFERENCES accounts(id);
+   ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT '{}';
+   ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+   CREATE INDEX api_keys_account ON api_keys(account_id);`,
+];
+
+export function newAccountId(): string {
+  return `acct_${randomBytes(9).toString('base64url')}`;
+}
+
+interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  admin: number;
+  created_at: string;
+  disabled_at: string | null;
+  oidc_subject: string | null;
+  failed_sign_ins: number;
+  locked_until: string | null;
+}
+
+interface KeyRow {
+  id: string;
+  label: string;
+  account_id: string;
+  email: string;
+  scopes: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export function accountFromRow(row: AccountRow): AccountSecrets {
+  return {
+    id: row.id,
+    email: row.email,
+    admin: Boolean(row.admin),
+    createdAt: row.created_at,
+    disabledAt: row.disabled_at,
+    oidcSubject: row.oidc_subject,
+    hasPassword: row.password_hash !== null,
+    passwordHash: row.password_hash,
+    failedSignIns: Number(row.failed_sign_ins),
+    lockedUntil: row.locked_until,
+  };
+}
+
+export function publicAccount({
+  passwordHash: _p,
+  failedSignIns: _f,
+  lockedUntil: _l,
+  ...account
+}: AccountSecrets): Account {
+  return account;
+}
+
+export function keyFromRow(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    label: row.label,
+    ownerId: row.account_id,
+    owner: row.email,
+    scopes: parseStoredScopes(row.scopes),
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
+  FROM api_keys k JOIN accounts a ON a.id = k.account_id`;
+
+/** The embedded adapter: one SQLite file in DATA_DIR holding accounts, sessions and key hashes, never keys. */
+export class SqliteStateStore implements StateStore {
+  readonly kind = 'sqlite' as const;
+  protected readonly db: Database.Database;
+  private readonly byHash: Database.Statement<
+    [Buffer],
+    {
+      id: string;
+      revoked_at: string | null;
+      expires_at: string | null;
+      scopes: string;
+      disabled_at: string | null;
+    }
+  >;
+  private readonly touchStatement: Database.Statement<[string, string]>;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    this.migrate();
+    this.byHash = this.db.prepare(
+      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, a.disabled_at
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
+    );
+    this.touchStatement = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    for (let next = version; next < MIGRATIONS.length; next++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[next] as string);
+        if (next === 0) {
+          // Keys minted before accounts existed belong to the operator account.
+          const operator = this.operatorAccountSync();
+          this.db.prepare('UPDATE api_keys SET account_id = ? WHERE account_id IS NULL').run(operator.id);
+        }
+        this.db.pragma(`user_version = ${next + 1}`);
+      })();
+    }
+  }
+
+  protected operatorAccountSync(): Account {
+    const existing = this.accountRow('email', OPERATOR_EMAIL);
+    if (existing) return publicAccount(existing);
+    return this.createAccountSync({ email: OPERATOR_EMAIL, passwordHash: null, admin: false });
+  }
+
+  protected createAccountSync(input: NewAccount): Account {
+    const row: AccountRow = {
+      id: newAccountId(),
+      email: normalizeEmail(input.email),
+      password_hash: input.passwordHash,
+      admin: input.admin ? 1 : 0,
+      created_at: new Date().toISOString(),
+      disabled_at: null,
+      oidc_subject: input.oidcSubject ?? null,
+      failed_sign_ins: 0,
+      locked_until: null,
+    };
+    this.db
+      .prepare(
+        'INSERT INTO accounts (id, email, password_hash, admin, created_at, oidc_subject) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(row.id, row.email, row.password_hash, row.admin, row.created_at, row.oidc_subject);
+    return publicAccount(accountFromRow(row));
+  }
+
+  private accountRow(column: 'id' | 'email' | 'oidc_subject', value: string): AccountSecrets | undefined {
+    const row = this.db.prepare(`SELECT * FROM accounts WHERE ${column} = ?`).get(value) as
+      | AccountRow
+      | undefined;
+    return row ? accountFromRow(row) : undefined;
+  }
+
+  protected createKeySync(input: NewApiKey): CreatedApiKey {
+    const key = generateApiKey();
+    const id = generateApiKeyId();
+    const createdAt = new Date().toISOString();
+    this.db
+      .prepare(
+        'INSERT INTO api_keys (id, key_hash, label, account_id, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        id,
+        hashApiKey(key),
+        input.label,
+        input.ownerId,
+        JSON.stringify(input.scopes),
+        createdAt,
+        input.expiresAt,
+      );
+    const record = this.keyByIdSync(id) as ApiKeyRecord;
+    return { ...record, key };
+  }
+
+  protected listKeysSync(ownerId?: string): ApiKeyRecord[] {
+    const rows = (
+      ownerId === undefined
+        ? this.db.prepare(`SELECT ${KEY_COLUMNS} ORDER BY k.created_at, k.id`).all()
+        : this.db
+            .prepare(`SELECT ${KEY_COLUMNS} WHERE k.account_id = ? ORDER BY k.created_at, k.id`)
+            .all(ownerId)
+    ) as KeyRow[];
+    return rows.map(keyFromRow);
+  }
+
+  protected keyByIdSync(id: string): ApiKeyRecord | undefined {
+    const row = this.db.prepare(`SELECT ${KEY_COLUMNS} WHERE k.id = ?`).get(id) as KeyRow | undefined;
+    return row ? keyFromRow(row) : undefined;
+  }
+
+  protected revokeKeySync(id: string, ownerId?: string): boolean {
+    const now = new Date().toISOString();
+    const result =
+      ownerId === undefined
+        ? this.db
+            .prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?')
+            .run(now, id)
+        : this.db
+            .prepare(
+              'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND account_id = ?',
+            )
+            .run(now, id, ownerId);
+    return result.changes > 0;
+  }
+
+  protected keyByHashSync(hash: Buffer): KeyPrincipal | undefined {
+    const row = this.byHash.get(hash);
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      revoked: row.revoked_at !== null,
+      ownerDisabled: row.disabled_at !== null,
+      expiresAt: row.expires_at,
+      scopes: parseStoredScopes(row.scopes),
+    };
+  }
+
+  protected touchKeySync(id: string, at: Date): void {
+    this.touchStatement.run(at.toISOString(), id);
+  }
+
+  async createAccount(input: NewAccount): Promise<Account> {
+    return this.createAccountSync(input);
+  }
+  async accountByEmail(email: string) {
+    return this.accountRow('email', normalizeEmail(email));
+  }
+  async accountById(id: string) {
+    return this.accountRow('id', id);
+  }
+  async accountByOidcSubject(subject: string) {
+    return this.accountRow('oidc_subject', subject);
+  }
+  async listAccounts(): Promise<Account[]> {
+    const rows = this.db.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+    return rows.map((row) => publicAccount(accountFromRow(row)));
+  }
+  async setAccountDisabled(id: string, disabled: boolean): Promise<boolean> {
+    const result = this.db
+      .prepare('UPDATE accounts SET disabled_at = ? WHERE id = ?')
+      .run(disabled ? new Date().toISOString() : null, id);
+    return result.changes > 0;
+  }
+  async linkOidcSubject(id: string, subject: string): Promise<void> {
+    this.db.prepare('UPDATE accounts SET oidc_subject = ? WHERE id = ?').run(subject, id);
+  }
+  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
+    this.db
+      .prepare('UPDATE accounts SET password_hash = ?, failed_sign_ins = 0, locked_until = NULL WHERE id = ?')
+      .run(passwordHash, id);
+  }
+  async recordSignInFailure(id: string, lockedUntil: string | null): Promise<number> {
+    const row = this.db
+      .prepare(
+        'UPDATE accounts SET failed_sign_ins = failed_sign_ins + 1, locked_until = COALESCE(?, locked_until) WHERE id = ? RETURNING failed_sign_ins',
+      )
+      .get(lockedUntil, id) as { failed_sign_ins: number } | undefined;
+    return row?.failed_sign_ins ?? 0;
+  }
+  async clearSignInFailures(id: string): Promise<void> {
+    this.db.prepare('UPDATE accounts SET failed_sign_ins = 0, locked_until = NULL WHERE id = ?').run(id);
+  }
+  async operatorAccount(): Promise<Account> {
+    return this.operatorAccountSync();
+  }
+
+  async createSession(idHash: Buffer, session: Session): Promise<void> {
+    this.db
+      .prepare(
+        'INSERT INTO sessions (id_hash, account_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+      )
+      .run(idHash, session.accountId, session.csrfToken, session.createdAt, session.expiresAt);
+  }
+  async sessionByHash(idHash: Buffer): Promise<Session | undefined> {
+    const row = this.db
+      .prepare('SELECT account_id, csrf_token, created_at, expires_at FROM sessions WHERE id_hash = ?')
+      .get(idHash) as
+      | { account_id: string; csrf_token: string; created_at: string; expires_at: string }
+      | undefined;
+    return row
+      ? {
+          accountId: row.account_id,
+          csrfToken: row.csrf_token,
+          createdAt: row.created_at,
+          expiresAt: row.expires_at,
+        }
+      : undefined;
+  }
+  async deleteSession(idHash: Buffer): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE id_hash = ?').run(idHash);
+  }
+  async deleteSessionsOf(accountId: string): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE account_id = ?').run(accountId);
+  }
+
+  async createKey(input: NewApiKey): Promise<CreatedApiKey> {
+    return this.createKeySync(input);
+  }
+  async listKeys(ownerId?: string): Promise<ApiKeyRecord[]> {
+    return this.listKeysSync(ownerId);
+  }
+  async keyById(id: string) {
+    return this.keyByIdSync(id);
+  }
+  async revokeKey(id: string, ownerId?: string): Promise<boolean> {
+    return this.revokeKeySync(id, ownerId);
+  }
+  async keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined> {
+    return this.keyByHashSync(hash);
+  }
+  async touchKey(id: string, at: Date): Promise<void> {
+    this.touchKeySync(id, at);
+  }
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
