@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
+import { openSqlite, runSqliteMigrations } from '../store/index.ts';
 import {
   type Account,
   type AccountSecrets,
@@ -18,10 +17,8 @@ import {
 } from './model.ts';
 import { parseStoredScopes } from './scopes.ts';
 
-/** Each entry moves the schema one version on; PRAGMA user_version records how far a file got. */
-const MIGRATIONS: string[] = [
-  // 1: accounts and sessions; keys gain an owner account, scopes and expiry.
-  `CREATE TABLE IF NOT EXISTS api_keys (
+/** Keys minted before accounts existed had no owner; they had full access and keep it. */
+const ACCOUNTS_V1 = `CREATE TABLE IF NOT EXISTS api_keys (
      id TEXT PRIMARY KEY, key_hash BLOB NOT NULL UNIQUE, label TEXT NOT NULL, owner TEXT,
      created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT);
    CREATE TABLE accounts (
@@ -44,8 +41,7 @@ const MIGRATIONS: string[] = [
    ALTER TABLE api_keys ADD COLUMN account_id TEXT REFERENCES accounts(id);
    ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT '{}';
    ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
-   CREATE INDEX api_keys_account ON api_keys(account_id);`,
-];
+   CREATE INDEX api_keys_account ON api_keys(account_id);`;
 
 export function newAccountId(): string {
   return `acct_${randomBytes(9).toString('base64url')}`;
@@ -133,32 +129,24 @@ export class SqliteStateStore implements StateStore {
   private readonly touchStatement: Database.Statement<[string, string]>;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('foreign_keys = ON');
-    this.migrate();
+    this.db = openSqlite(file);
+    runSqliteMigrations(this.db, 'accounts', [
+      {
+        version: 1,
+        name: 'accounts, sessions; keys gain an owner, scopes and expiry',
+        up: (db) => {
+          db.exec(ACCOUNTS_V1);
+          // Keys minted before accounts existed belong to the operator account.
+          const operator = this.operatorAccountSync();
+          db.prepare('UPDATE api_keys SET account_id = ? WHERE account_id IS NULL').run(operator.id);
+        },
+      },
+    ]);
     this.byHash = this.db.prepare(
       `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, a.disabled_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     );
     this.touchStatement = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
-  }
-
-  private migrate(): void {
-    const version = this.db.pragma('user_version', { simple: true }) as number;
-    for (let next = version; next < MIGRATIONS.length; next++) {
-      this.db.transaction(() => {
-        this.db.exec(MIGRATIONS[next] as string);
-        if (next === 0) {
-          // Keys minted before accounts existed belong to the operator account.
-          const operator = this.operatorAccountSync();
-          this.db.prepare('UPDATE api_keys SET account_id = ? WHERE account_id IS NULL').run(operator.id);
-        }
-        this.db.pragma(`user_version = ${next + 1}`);
-      })();
-    }
   }
 
   protected operatorAccountSync(): Account {
