@@ -9,6 +9,8 @@ export interface AppOptions {
   authenticator: ApiKeyAuthenticator;
   namespaces: CompiledNamespace[];
   allowedOrigins: string[];
+  /** MCP_MAX_BODY_BYTES, quoted in the 413 answer. */
+  maxBodyBytes: number;
   log: Logger;
   /** The /console pages: served before the key check, never on MCP routes. */
   console?: RequestHandler;
@@ -49,11 +51,15 @@ export function createApp({
   authenticator,
   namespaces,
   allowedOrigins,
+  maxBodyBytes,
   log,
   console: consolePages,
 }: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
   const originAllowed = createOriginPolicy(allowedOrigins);
+  const tooLargeMessage =
+    `The request body is over this gateway's limit of ${maxBodyBytes} bytes (MCP_MAX_BODY_BYTES). ` +
+    'Send less per call: for event_publish, split a large value into several messages or publish a reference (a URL or id) to data stored elsewhere.';
 
   return async (context: RequestContext): Promise<HttpResponse> => {
     const { head } = context;
@@ -92,14 +98,7 @@ export function createApp({
     const body = await context.readBody();
     if (!body.ok) {
       if (body.reason === 'too-large') {
-        return jsonError(
-          413,
-          'payload_too_large',
-          'The request body is over the limit (MCP_MAX_BODY_BYTES).',
-          {
-            connection: 'close',
-          },
-        );
+        return jsonError(413, 'payload_too_large', tooLargeMessage, { connection: 'close' });
       }
       return { status: 400 };
     }

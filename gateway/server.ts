@@ -68,6 +68,7 @@ export async function startGateway({
     authenticator,
     namespaces,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    maxBodyBytes: config.MCP_MAX_BODY_BYTES,
     log,
     ...(consolePages ? { console: consolePages } : {}),
   });

@@ -38,6 +38,22 @@ export interface ListenOptions {
   maxBodyBytes: number;
 }
 
+/**
+ * A lingering close, as nginx does it: after answering before the request body was read to
+ * its end (401, 413, 415, ...), the engine keeps reading and dropping the rest of the body,
+ * so a client that is still sending can read the answer instead of failing with EPIPE or
+ * ECONNRESET when its write hits a closed socket. Nothing is kept, and a client that keeps
+ * sending past these bounds, or goes quiet, is cut off.
+ */
+export const LINGER = {
+  /** Most bytes read and dropped after the answer. */
+  maxBytes: 64 * 1024 * 1024,
+  /** Longest the connection is kept after the answer. */
+  maxMs: 10_000,
+  /** Longest silence from the client while lingering. */
+  idleMs: 2_000,
+} as const;
+
 export interface RunningServer {
   port: number;
   close(): Promise<void>;

@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BodyResult, HttpEngine, HttpResponse, RequestHandler, RequestHead } from './engine.ts';
+import {
+  type BodyResult,
+  type HttpEngine,
+  type HttpResponse,
+  LINGER,
+  type RequestHandler,
+  type RequestHead,
+} from './engine.ts';
 
 function headOf(req: IncomingMessage): RequestHead {
   const url = req.url ?? '/';
@@ -45,13 +52,50 @@ function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyRe
   });
 }
 
-function send(res: ServerResponse, response: HttpResponse): void {
+/**
+ * The answer went out before the body was read to its end: the connection closes after it,
+ * but only once the client has finished sending (or passed LINGER's bounds). node:http would
+ * destroy the socket right after the answer, and a destroy with unread bytes sends a reset
+ * that can wipe the answer from the client's receive buffer.
+ */
+function lingerAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  const cut = () => socket.destroy();
+  const total = setTimeout(cut, LINGER.maxMs);
+  const idle = setTimeout(cut, LINGER.idleMs);
+  socket.once('close', () => {
+    clearTimeout(total);
+    clearTimeout(idle);
+  });
+  // Half-close instead: the FIN follows the answer, reading goes on until the client is done.
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+  };
+  let dropped = 0;
+  // Attached after node's own clean-up for a finished response (which detaches 'data' listeners).
+  res.once('finish', () => {
+    req.on('data', (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > LINGER.maxBytes) cut();
+      else idle.refresh();
+    });
+    req.resume();
+  });
+}
+
+function send(req: IncomingMessage, res: ServerResponse, response: HttpResponse): void {
   if (res.destroyed) return;
   const body = response.body ?? '';
-  res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(body) });
-  // A refused oversized upload may still be streaming in: close rather than read it.
-  if (response.status === 413) res.end(body, () => res.socket?.destroy());
-  else res.end(body);
+  const headers: Record<string, string | number> = {
+    ...response.headers,
+    'content-length': Buffer.byteLength(body),
+  };
+  if (!req.complete) {
+    headers.connection = 'close';
+    lingerAfterAnswer(req, res);
+  }
+  res.writeHead(response.status, headers);
+  res.end(body);
 }
 
 /** The fallback engine: node:http, for platforms where no uWebSockets.js build loads. */
@@ -75,13 +119,9 @@ export function createNodeEngine(): HttpEngine {
           signal: controller.signal,
         };
         handler(context).then(
-          (response) => {
-            // An unread body must be drained, or keep-alive connections stall on the next request.
-            if (!body) req.resume();
-            send(res, response);
-          },
+          (response) => send(req, res, response),
           () =>
-            send(res, {
+            send(req, res, {
               status: 500,
               headers: { 'content-type': 'application/json' },
               body: '{"error":"internal error"}',

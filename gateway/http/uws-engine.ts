@@ -6,7 +6,7 @@ import type {
   RequestHandler,
   RequestHead,
 } from './engine.ts';
-import { statusLine } from './engine.ts';
+import { LINGER, statusLine } from './engine.ts';
 import type { LoadedUws, UwsRequest, UwsResponse } from './uws-loader.ts';
 
 // uWS invalidates the request object when the handler returns, so everything is copied first.
@@ -27,50 +27,105 @@ function headOf(req: UwsRequest, res: UwsResponse): RequestHead {
 
 /**
  * uWS delivers the body only to an onData handler attached before the route handler
- * returns, so the body is buffered eagerly. Buffering stops as soon as a response is
- * written (a refused caller's upload is never kept), and a body past the limit, declared
- * or actual, is reported at once without being stored.
+ * returns, so the body is read eagerly. Buffering stops as soon as a response is written
+ * (a refused caller's upload is never kept), and a body past the limit, declared or
+ * actual, is reported at once without being stored. After an early answer the same
+ * handler counts what it drops, for the lingering close.
  */
-function bufferBody(
-  res: UwsResponse,
-  head: RequestHead,
-  maxBodyBytes: number,
-  answered: () => boolean,
-): Promise<BodyResult> {
-  const declaredLength = head.headers['content-length'];
-  const declaresBody = declaredLength !== undefined || head.headers['transfer-encoding'] !== undefined;
-  return new Promise((resolve) => {
-    if (!declaresBody || declaredLength === '0') {
-      resolve({ ok: true, body: Buffer.alloc(0) });
-    }
-    if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) {
-      resolve({ ok: false, reason: 'too-large' });
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    res.onData((chunk, isLast) => {
-      if (done) return;
-      if (answered()) {
-        done = true;
-        chunks.length = 0;
-        return;
-      }
-      size += chunk.byteLength;
-      if (size > maxBodyBytes) {
-        done = true;
-        chunks.length = 0;
-        resolve({ ok: false, reason: 'too-large' });
-        return;
-      }
-      // The ArrayBuffer is reused by uWS after this callback: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) {
-        done = true;
-        resolve({ ok: true, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-      }
+class BodyReader {
+  /** The client has sent the whole body (or declared none). */
+  complete: boolean;
+  readonly result: Promise<BodyResult>;
+  /** Set once the answer went out before the body ended: told about every later chunk. */
+  onDropped: ((bytes: number, isLast: boolean) => void) | null = null;
+  private resolve!: (result: BodyResult) => void;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+
+  constructor(
+    res: UwsResponse,
+    head: RequestHead,
+    private readonly maxBodyBytes: number,
+    private readonly answered: () => boolean,
+  ) {
+    const declaredLength = head.headers['content-length'];
+    const declaresBody = declaredLength !== undefined || head.headers['transfer-encoding'] !== undefined;
+    this.complete = !declaresBody || declaredLength === '0';
+    this.result = new Promise((resolve) => {
+      this.resolve = resolve;
     });
-  });
+    if (this.complete) this.settle({ ok: true, body: Buffer.alloc(0) });
+    else if (declaredLength !== undefined && Number(declaredLength) > maxBodyBytes) {
+      this.settle({ ok: false, reason: 'too-large' });
+    }
+    if (!this.complete) res.onData((chunk, isLast) => this.take(chunk, isLast));
+  }
+
+  private take(chunk: ArrayBuffer, isLast: boolean): void {
+    if (isLast) this.complete = true;
+    if (this.settled || this.answered()) {
+      this.chunks.length = 0;
+      this.onDropped?.(chunk.byteLength, isLast);
+      return;
+    }
+    this.size += chunk.byteLength;
+    if (this.size > this.maxBodyBytes) {
+      this.settle({ ok: false, reason: 'too-large' });
+      return;
+    }
+    // The ArrayBuffer is reused by uWS after this callback: copy it.
+    this.chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (isLast) {
+      const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+      this.settle({ ok: true, body });
+    }
+  }
+
+  private settle(result: BodyResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.chunks = [];
+    this.resolve(result);
+  }
+}
+
+/**
+ * The answer goes out before the body ended. uWS forbids touching a response after end(),
+ * so the answer is written with write() (chunked) and ended once the client has sent the
+ * rest; the client closes as told by `connection: close`. A client that goes past LINGER's
+ * bounds or goes quiet mid-body has its connection cut instead.
+ */
+function answerAndLinger(
+  res: UwsResponse,
+  reader: BodyReader,
+  response: HttpResponse,
+  gone: () => boolean,
+): void {
+  if (response.headers?.connection === undefined) res.writeHeader('connection', 'close');
+  res.write(response.body ?? '');
+  let dropped = 0;
+  let ended = false;
+  const finish = (complete: boolean) => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(total);
+    clearTimeout(idle);
+    reader.onDropped = null;
+    if (gone()) return;
+    // end(…, true) in this uWS build writes a stray header after a chunked body: end
+    // plainly, and cut only a client that overstayed.
+    if (complete) res.cork(() => res.end(undefined, false));
+    else res.close();
+  };
+  const total = setTimeout(() => finish(false), LINGER.maxMs);
+  const idle = setTimeout(() => finish(false), LINGER.idleMs);
+  reader.onDropped = (bytes, isLast) => {
+    dropped += bytes;
+    if (isLast) finish(true);
+    else if (dropped > LINGER.maxBytes) finish(false);
+    else idle.refresh();
+  };
 }
 
 export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
@@ -84,14 +139,17 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
         // Most requests never look at the signal; an AbortController is made only for those that do.
         let controller: AbortController | undefined;
         let finished = false;
+        // uWS keeps one onAborted handler per response: everything that cares goes here.
+        let aborted = false;
         res.onAborted(() => {
+          aborted = true;
           finished = true;
           controller?.abort();
         });
-        const body = bufferBody(res, head, maxBodyBytes, () => finished);
+        const reader = new BodyReader(res, head, maxBodyBytes, () => finished);
         const context: RequestContext = {
           head,
-          readBody: () => body,
+          readBody: () => reader.result,
           get signal() {
             controller ??= new AbortController();
             if (finished) controller.abort();
@@ -113,10 +171,9 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
               res.writeStatus(statusLine(response.status));
               for (const [name, value] of Object.entries(response.headers ?? {}))
                 res.writeHeader(name, value);
-              // A refused oversized upload is still streaming in: close rather than read it.
-              const close = response.status === 413;
-              if (head.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), close);
-              else res.end(response.body ?? '', close);
+              if (head.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), false);
+              else if (!reader.complete) answerAndLinger(res, reader, response, () => aborted);
+              else res.end(response.body ?? '', false);
             });
           });
       });

@@ -27,6 +27,10 @@ export interface UwsResponse {
   writeStatus(status: string): UwsResponse;
   writeHeader(name: string, value: string): UwsResponse;
   end(body?: string | Buffer, closeConnection?: boolean): UwsResponse;
+  /** Cuts the connection at once. */
+  close(): UwsResponse;
+  /** Writes part of a chunked response; the response stays open until end(). */
+  write(chunk: string | Buffer): boolean;
   endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
   getRemoteAddressAsText(): ArrayBuffer;
 }

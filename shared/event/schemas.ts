@@ -5,6 +5,7 @@ import {
   CONSUME_TIMEOUT_CAP_MS,
   CONSUME_TIMEOUT_DEFAULT_MS,
   PARTITIONS_DEFAULT,
+  PUBLISH_MAX_MESSAGE_BYTES,
   REPLICATION_FACTOR_DEFAULT,
   TOPIC_NAME_MAX_LENGTH,
 } from './limits.ts';
@@ -31,7 +32,27 @@ export const publishInput = z
     key: z.string().optional().describe('Partition key; the same key always lands on the same partition.'),
     headers: z.record(z.string(), z.string()).optional().describe('String headers attached to the record.'),
   })
-  .strict();
+  .strict()
+  .superRefine((input, ctx) => {
+    const bytes = publishedBytes(input);
+    if (bytes <= PUBLISH_MAX_MESSAGE_BYTES) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['value'],
+      message:
+        `the message is ${bytes} bytes (UTF-8 value, key and headers) but event_publish takes at most ${PUBLISH_MAX_MESSAGE_BYTES} bytes per message. ` +
+        'Split the payload into several messages (for example numbered parts with the same key, so they stay in order on one partition), ' +
+        'or store it elsewhere and publish a reference to it (a URL or an id).',
+    });
+  });
+
+/** What a message weighs against PUBLISH_MAX_MESSAGE_BYTES. */
+function publishedBytes(input: { value: string; key?: string; headers?: Record<string, string> }): number {
+  let bytes = Buffer.byteLength(input.value) + (input.key === undefined ? 0 : Buffer.byteLength(input.key));
+  for (const [name, value] of Object.entries(input.headers ?? {}))
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  return bytes;
+}
 
 export const consumeFrom = z.enum(['group', 'earliest', 'latest']);
 
