@@ -109,7 +109,7 @@ export function createApp({
       namespace,
       body: body.body,
       headers: head.headers,
-      caller: { apiKeyId: auth.apiKeyId },
+      caller: { apiKeyId: auth.apiKeyId, scopes: auth.scopes },
       abortSignal: () => context.signal,
       requestId,
       log,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { guardToolArguments } from './accounts/access.ts';
 import { openStateStore, stateStorePath } from './accounts/open.ts';
 import { SignInService } from './accounts/sign-in.ts';
 import { createApp } from './app.ts';
@@ -46,7 +47,9 @@ export async function startGateway({
     log,
     broker,
     ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
-  }).map(compileNamespace);
+  })
+    .map(guardToolArguments)
+    .map(compileNamespace);
   const consolePages = config.CONSOLE_ENABLED
     ? createConsole({
         store,

@@ -69,7 +69,10 @@ export function createConsole(options: ConsoleOptions) {
     const site = headers['sec-fetch-site'];
     if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
     const origin = headers.origin;
-    if (origin === undefined || origin === 'null') return origin === undefined;
+    if (origin === undefined) return true;
+    // Under Referrer-Policy: no-referrer browsers send "Origin: null" on form posts; the
+    // fetch metadata header then says whether the post came from this origin.
+    if (origin === 'null') return site === 'same-origin';
     try {
       const expected = options.publicBaseUrl ? new URL(options.publicBaseUrl).host : headers.host;
       return new URL(origin).host === expected;

@@ -1,8 +1,11 @@
 import type { z } from 'zod';
+import type { KeyScopes } from '../accounts/scopes.ts';
 
 /** Who is calling, as established by the gateway; never taken from tool arguments. */
 export interface CallerIdentity {
   apiKeyId: string;
+  /** What the key may do; absent means no limits (in-process callers, tests). */
+  scopes?: KeyScopes;
 }
 
 export interface ToolContext {

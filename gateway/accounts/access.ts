@@ -1,0 +1,80 @@
+/**
+ * Key scopes applied to MCP traffic. Namespace and read-only rules answer the gateway's
+ * access hooks (before the body on 2026-07-28 requests); topic rules need the parsed
+ * arguments, so they run as a guard in front of each tool's handler, still before the
+ * namespace sees anything.
+ */
+import type { CompiledNamespace, NamespaceDefinition } from '../mcp/namespace.ts';
+import { type CallerIdentity, ToolError } from '../mcp/tool.ts';
+import {
+  authorizeArguments,
+  authorizeNamespace,
+  authorizeTool,
+  type Decision,
+  type KeyScopes,
+  type ToolFacts,
+  toolVisible,
+} from './scopes.ts';
+
+export interface CallFacts {
+  namespace: string;
+  method: string;
+  toolName?: string;
+}
+
+function unrestricted(scopes: KeyScopes): boolean {
+  return (
+    scopes.namespaces.includes('*') &&
+    !scopes.readOnly &&
+    scopes.publishTopics.includes('*') &&
+    scopes.consumeTopics.includes('*')
+  );
+}
+
+export function scopeAccess(namespaces: CompiledNamespace[]) {
+  const toolsOf = new Map<string, Map<string, ToolFacts>>(
+    namespaces.map((namespace) => [namespace.definition.name, namespace.tools as Map<string, ToolFacts>]),
+  );
+
+  function decide(scopes: KeyScopes, call: CallFacts): Decision {
+    const tool = call.toolName === undefined ? undefined : toolsOf.get(call.namespace)?.get(call.toolName);
+    // An unknown tool is the namespace's to report; only the namespace rule applies to it.
+    if (call.method === 'tools/call' && tool) return authorizeTool(scopes, call.namespace, tool);
+    return authorizeNamespace(scopes, call.namespace);
+  }
+
+  return {
+    authorizeCall(caller: CallerIdentity, call: CallFacts): { status: number; message: string } | null {
+      if (!caller.scopes) return null;
+      const decision = decide(caller.scopes, call);
+      return decision.ok ? null : { status: 403, message: decision.message };
+    },
+    toolFilter(caller: CallerIdentity, namespace: string): ((toolName: string) => boolean) | undefined {
+      const { scopes } = caller;
+      if (!scopes || unrestricted(scopes)) return undefined;
+      const tools = toolsOf.get(namespace);
+      return (toolName) => {
+        const tool = tools?.get(toolName);
+        return tool !== undefined && toolVisible(scopes, namespace, tool);
+      };
+    },
+  };
+}
+
+/** Wraps each tool so argument-level scopes (event topics) are checked before the handler runs. */
+export function guardToolArguments(definition: NamespaceDefinition): NamespaceDefinition {
+  return {
+    ...definition,
+    tools: definition.tools.map((tool) => ({
+      ...tool,
+      handler: (args, context) => {
+        const scopes = context.caller.scopes;
+        if (scopes) {
+          const decision = authorizeArguments(scopes, definition.name, tool.name, args);
+          if (!decision.ok) return Promise.reject(new ToolError('SCOPE_MISSING', decision.message));
+        }
+        return tool.handler(args, context);
+      },
+    })),
+  };
+}
