@@ -13,7 +13,8 @@ export async function openStateStore(settings: {
   DATABASE_URL?: string | undefined;
 }): Promise<StateStore> {
   if (settings.DATABASE_URL) {
-    throw new Error('DATABASE_URL: the Postgres state adapter is not available in this build');
+    const { PostgresStateStore } = await import('./postgres-store.ts');
+    return PostgresStateStore.connect(settings.DATABASE_URL);
   }
   return new SqliteStateStore(stateStorePath(settings.DATA_DIR));
 }
