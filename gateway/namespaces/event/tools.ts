@@ -2,13 +2,11 @@ import { z } from 'zod';
 import {
   capabilitiesInput,
   consumeInput,
-  consumeResult,
   createTopicInput,
   createTopicResult,
   deleteTopicInput,
   deleteTopicResult,
   publishInput,
-  publishResult,
   topicsInput,
   topicsResult,
 } from '../../../shared/event/schemas.ts';
@@ -20,12 +18,22 @@ import {
 } from '../../../shared/ipc/messages.ts';
 import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import type { BrokerCalls } from './broker-calls.ts';
-import { UNTRUSTED_PAYLOADS } from './descriptions.ts';
+import { DefaultTopic } from './default-topic.ts';
+import { PROVENANCE_RULE, UNTRUSTED_PAYLOADS } from './descriptions.ts';
+import {
+  consumeResultWithProvenance,
+  type Provenance,
+  provenanceCapabilities,
+  publishResultWithProvenance,
+  RESERVED_HEADER_PREFIX,
+} from './provenance.ts';
 
 export interface EventToolsOptions {
   broker: BrokerCalls;
   /** The gateway's view of BROKER_CONSUMER_GROUP, used only to route default-group polls. */
   defaultGroup?: string;
+  /** Stamps and signs publishes, checks consumed messages (provenance.ts). */
+  provenance: Provenance;
 }
 
 function asToolError(error: unknown): ToolError {
@@ -56,9 +64,11 @@ const capabilitiesResult = z.object({
     z.object({ name: z.string(), title: z.string(), readOnly: z.boolean(), destructive: z.boolean() }),
   ),
   untrustedPayloads: z.string(),
+  provenance: provenanceCapabilities,
 });
 
-export function createEventTools({ broker, defaultGroup }: EventToolsOptions): ToolDefinition[] {
+export function createEventTools({ broker, defaultGroup, provenance }: EventToolsOptions): ToolDefinition[] {
+  const defaultTopic = new DefaultTopic(broker);
   async function forward<M extends WorkerMethod>(
     method: M,
     params: WorkerMethods[M]['params'],
@@ -116,43 +126,63 @@ export function createEventTools({ broker, defaultGroup }: EventToolsOptions): T
             destructive: tool.annotations.destructiveHint === true,
           })),
           untrustedPayloads: UNTRUSTED_PAYLOADS,
+          provenance: provenance.capabilities(),
         };
       },
     }),
     defineTool({
       name: 'event_publish',
       title: 'Publish a message',
-      description:
-        'Publishes one message to a topic and returns the topic, partition and offset of the acknowledged write. value is a string (serialize JSON yourself); messages with the same key always land on the same partition and stay in order; headers are string to string. The topic must exist (it is not created on the fly).',
+      description: `Publishes one message to a topic and returns the topic, partition and offset of the acknowledged write. value is a string (serialize JSON yourself); messages with the same key always land on the same partition and stay in order; headers are string to string. The topic must exist (it is not created on the fly). The gateway stamps the record with your api_key_id and signs it, so consumers can verify who published it; header names starting with "${RESERVED_HEADER_PREFIX}" are reserved for that stamp and refused.`,
       input: publishInput,
-      output: publishResult,
+      output: publishResultWithProvenance,
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: false,
         openWorldHint: true,
       },
-      handler: (args, { signal }) => forward('publish', args, signal),
+      async handler(args, { signal, caller }) {
+        provenance.checkCallerHeaders(args.headers);
+        // The signature covers the topic, so the default is resolved here and named explicitly.
+        let topic = args.topic ?? null;
+        try {
+          topic ??= await defaultTopic.get(signal);
+        } catch (error) {
+          throw asToolError(error);
+        }
+        if (topic === null) {
+          throw new ToolError(
+            'NO_DEFAULT_TOPIC',
+            'No topic was given and the server has no default topic (BROKER_DEFAULT_TOPIC is not set). Pass `topic`; event_topics lists the topics.',
+          );
+        }
+        const stamped = provenance.stamp({ ...args, topic }, caller.apiKeyId);
+        const written = await forward('publish', { ...args, topic, headers: stamped.headers }, signal);
+        return { ...written, publisher: caller.apiKeyId, signing_key_id: stamped.signingKeyId };
+      },
     }),
     defineTool({
       name: 'event_consume',
       title: 'Poll messages',
-      description: `Reads up to max messages (default 10, capped at 100), returning within timeout_ms (default 5000, capped at 30000) or as soon as max messages are ready. from=group (default) reads through a durable consumer group: each message is handed out once per group and committed before this call returns, so calling again returns only newer messages and count 0 when nothing new arrived. from=earliest reads every partition from its start and from=latest waits for new messages only; neither touches any group's offsets. ${UNTRUSTED_PAYLOADS}`,
+      description: `Reads up to max messages (default 10, capped at 100), returning within timeout_ms (default 5000, capped at 30000) or as soon as max messages are ready. from=group (default) reads through a durable consumer group: each message is handed out once per group and committed before this call returns, so calling again returns only newer messages and count 0 when nothing new arrived. from=earliest reads every partition from its start and from=latest waits for new messages only; neither touches any group's offsets. ${UNTRUSTED_PAYLOADS} ${PROVENANCE_RULE}`,
       input: consumeInput,
-      output: consumeResult,
+      output: consumeResultWithProvenance,
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: false,
         openWorldHint: true,
       },
-      handler: (args, { signal }) =>
-        forward(
+      async handler(args, { signal }) {
+        const result = await forward(
           'consume',
           args,
           signal,
           args.from === 'group' ? (args.group ?? defaultGroup ?? '') : undefined,
-        ),
+        );
+        return { ...result, messages: result.messages.map((message) => provenance.assess(message)) };
+      },
     }),
     defineTool({
       name: 'event_topics',
