@@ -9,6 +9,7 @@ import {
   REPLICATION_FACTOR_DEFAULT,
   TOPIC_NAME_MAX_LENGTH,
 } from './limits.ts';
+import { isReservedHeader, RESERVED_HEADER_PREFIX, RESERVED_HEADERS_MAX_BYTES } from './reserved-headers.ts';
 
 /** Kafka's own rule for legal topic names (kafka.common.Topic). */
 export const topicName = z
@@ -30,11 +31,23 @@ export const publishInput = z
     value: z.string().describe('Message payload as a string; serialize JSON yourself.'),
     topic: topicName.optional().describe('Topic to write to. Default: the server default topic.'),
     key: z.string().optional().describe('Partition key; the same key always lands on the same partition.'),
-    headers: z.record(z.string(), z.string()).optional().describe('String headers attached to the record.'),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        `String headers attached to the record. Names starting with "${RESERVED_HEADER_PREFIX}" are reserved for the gateway.`,
+      ),
   })
   .strict()
   .superRefine((input, ctx) => {
-    const bytes = publishedBytes(input);
+    const { bytes, reservedBytes } = publishedBytes(input);
+    if (reservedBytes > RESERVED_HEADERS_MAX_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headers'],
+        message: `headers starting with "${RESERVED_HEADER_PREFIX}" are reserved for the gateway's publisher stamp (here ${reservedBytes} bytes, at most ${RESERVED_HEADERS_MAX_BYTES}); rename them, for example with an "x-" prefix`,
+      });
+    }
     if (bytes <= PUBLISH_MAX_MESSAGE_BYTES) return;
     ctx.addIssue({
       code: 'custom',
@@ -46,12 +59,22 @@ export const publishInput = z
     });
   });
 
-/** What a message weighs against PUBLISH_MAX_MESSAGE_BYTES. */
-function publishedBytes(input: { value: string; key?: string; headers?: Record<string, string> }): number {
+/**
+ * What a message weighs against PUBLISH_MAX_MESSAGE_BYTES. The gateway's stamp (reserved
+ * headers, which callers cannot set) is weighed apart, against its own small allowance.
+ */
+function publishedBytes(input: { value: string; key?: string; headers?: Record<string, string> }): {
+  bytes: number;
+  reservedBytes: number;
+} {
   let bytes = Buffer.byteLength(input.value) + (input.key === undefined ? 0 : Buffer.byteLength(input.key));
-  for (const [name, value] of Object.entries(input.headers ?? {}))
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
-  return bytes;
+  let reservedBytes = 0;
+  for (const [name, value] of Object.entries(input.headers ?? {})) {
+    const size = Buffer.byteLength(name) + Buffer.byteLength(value);
+    if (isReservedHeader(name)) reservedBytes += size;
+    else bytes += size;
+  }
+  return { bytes, reservedBytes };
 }
 
 export const consumeFrom = z.enum(['group', 'earliest', 'latest']);

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Kafka, logLevel } from 'kafkajs';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { keyStorePath } from '../../gateway/server.ts';
+import { PUBLISH_MAX_MESSAGE_BYTES } from '../../shared/event/limits.ts';
 import { createTopic, uniqueName, withAdmin } from '../broker-worker/support/kafka.ts';
 import { startWorker, type WorkerProcess } from '../broker-worker/support/worker-process.ts';
 import { callTool } from '../support/event-stack.ts';
@@ -374,7 +375,12 @@ test('Ed25519: an outside consumer verifies with the public key from event_capab
     headers: { b: '2', a: '1' },
   });
   assert.match(written.signing_key_id ?? '', /^ed25519-/);
-  const [message] = await readAll(client, topic, 1);
+  // A message at the size limit still fits once the stamp is added.
+  const largest = 'L'.repeat(PUBLISH_MAX_MESSAGE_BYTES - 1);
+  await publish(client, { topic, key: 'k', value: largest });
+  const [message, large] = await readAll(client, topic, 2);
+  assert.equal(large!.value, largest);
+  assert.equal(large!.provenance, 'verified', large!.provenance_error ?? '');
   assert.equal(message!.provenance, 'verified', message!.provenance_error ?? '');
   assert.equal(message!.publisher, h.keys.signer!.id);
 

@@ -12,12 +12,13 @@
  * `provenance`, so an agent never reads a claimed identity where a proven one belongs.
  */
 import { z } from 'zod';
+import { isReservedHeader, RESERVED_HEADER_PREFIX } from '../../../shared/event/reserved-headers.ts';
 import { consumedMessage, consumeResult, publishResult } from '../../../shared/event/schemas.ts';
 import { ToolError } from '../../mcp/tool.ts';
 import { PROVENANCE_RULE } from './descriptions.ts';
 import type { KeyRing } from './signing-keys.ts';
 
-export const RESERVED_HEADER_PREFIX = 'mcp-';
+export { isReservedHeader, RESERVED_HEADER_PREFIX };
 
 /** The stamp's headers, as written to Kafka. */
 export const PROVENANCE_HEADERS = {
@@ -31,10 +32,6 @@ export const PROVENANCE_HEADERS = {
 const SIGNATURE_VERSION = 'v1';
 /** First field of the signed bytes, so a signature made for anything else can never match. */
 const DOMAIN = 'mcp-event-provenance/v1';
-
-export function isReservedHeader(name: string): boolean {
-  return name.slice(0, RESERVED_HEADER_PREFIX.length).toLowerCase() === RESERVED_HEADER_PREFIX;
-}
 
 /** What a signature covers. `headers` are the caller's own (no reserved names). */
 export interface SignedFields {
