@@ -5,6 +5,7 @@ import { SignInService } from './accounts/sign-in.ts';
 import { createApp } from './app.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
+import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
 import { selectEngine } from './http/select-engine.ts';
 import { compileNamespace } from './mcp/namespace.ts';
@@ -65,6 +66,7 @@ export async function startGateway({
         fallbackBaseUrl: `http://${config.HOST}:${config.PORT}`,
         sessionTtlMs: config.CONSOLE_SESSION_TTL_MS,
         selfRegistration: config.CONSOLE_SELF_REGISTRATION,
+        oidc: oidcSettings(config),
       })
     : undefined;
   const handler = createApp({

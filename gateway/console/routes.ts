@@ -13,6 +13,7 @@ import type { HttpResponse, RequestContext } from '../http/engine.ts';
 import { mcpServersEntry } from '../keys/client-config.ts';
 import { staticAsset } from './assets.ts';
 import { html, page, redirect } from './html.ts';
+import { createOidcFlow, type OidcSettings } from './oidc.ts';
 import { type ConsoleView, consoleBody, registerBody, signInBody } from './pages.ts';
 import {
   type ActiveSession,
@@ -26,7 +27,6 @@ import {
   startSession,
   tokensEqual,
 } from './session.ts';
-import type { SsoFlow } from './sso.ts';
 
 export interface ConsoleOptions {
   store: StateStore;
@@ -37,7 +37,7 @@ export interface ConsoleOptions {
   fallbackBaseUrl: string;
   sessionTtlMs: number;
   selfRegistration: boolean;
-  sso?: SsoFlow | undefined;
+  oidc?: OidcSettings | undefined;
 }
 
 type Form = URLSearchParams;
@@ -60,9 +60,12 @@ export function createConsole(options: ConsoleOptions) {
   const names = cookieNames(secure);
 
   function baseUrl(host: string | undefined): string {
-    if (options.publicBaseUrl) return options.publicBaseUrl;
+    if (options.publicBaseUrl) return options.publicBaseUrl.replace(/\/+$/, '');
     return host && HOST_SHAPE.test(host) ? `http://${host}` : options.fallbackBaseUrl;
   }
+  const sso = options.oidc
+    ? createOidcFlow({ settings: options.oidc, store, log, secure, baseUrl })
+    : undefined;
 
   /** Cross-site POSTs are refused outright, before any token is compared. */
   function sameOrigin(headers: Record<string, string>): boolean {
@@ -110,7 +113,7 @@ export function createConsole(options: ConsoleOptions) {
         csrf,
         ...view,
         selfRegistration: options.selfRegistration,
-        sso: options.sso?.displayName,
+        sso: sso?.displayName,
       }),
       { title: 'Sign in', status: view.status ?? 200, headers },
     );
@@ -312,7 +315,7 @@ export function createConsole(options: ConsoleOptions) {
           headers: { 'set-cookie': cookie },
         });
       }
-      if (options.sso && path.startsWith('/console/sso/')) return options.sso.handle(context, beginSession);
+      if (sso && path.startsWith('/console/sso/')) return sso.handle(context, beginSession);
       return page(html`<h1>Not found</h1><p><a href="/console">Go to the console</a></p>`, {
         title: 'Not found',
         status: 404,

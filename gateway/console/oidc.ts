@@ -1,0 +1,203 @@
+/**
+ * Single sign-on with any OpenID Connect provider (authorization code + PKCE, via
+ * openid-client). The flow's state, nonce and PKCE verifier ride in a short-lived HttpOnly
+ * cookie, so the callback may land on any gateway host. The provider's subject is the
+ * account's identity; a verified email links an existing account once.
+ */
+import * as oidc from 'openid-client';
+import type { Logger } from 'pino';
+import type { StateStore } from '../accounts/model.ts';
+import type { HttpResponse, RequestContext } from '../http/engine.ts';
+import { html, page, redirect } from './html.ts';
+import { parseCookies, setCookie } from './session.ts';
+import type { BeginSession, SsoFlow } from './sso.ts';
+
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  displayName: string;
+}
+
+const FLOW_COOKIE_SECONDS = 600;
+
+function isLoopback(url: URL): boolean {
+  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}
+
+export function createOidcFlow(options: {
+  settings: OidcSettings;
+  store: StateStore;
+  log: Logger;
+  secure: boolean;
+  baseUrl(host: string | undefined): string;
+}): SsoFlow {
+  const { settings, store, log, secure } = options;
+  const cookieName = secure ? '__Host-mcp_console_sso' : 'mcp_console_sso';
+  const issuerUrl = new URL(settings.issuer);
+  let configuration: Promise<oidc.Configuration> | undefined;
+
+  /** Discovered on first use, so a provider that is down does not stop the gateway; retried after a failure. */
+  function config(): Promise<oidc.Configuration> {
+    configuration ??= oidc
+      .discovery(
+        issuerUrl,
+        settings.clientId,
+        settings.clientSecret,
+        undefined,
+        // Plain HTTP only for a provider on this machine (development, tests).
+        isLoopback(issuerUrl) ? { execute: [oidc.allowInsecureRequests] } : undefined,
+      )
+      .catch((error: unknown) => {
+        configuration = undefined;
+        throw error;
+      });
+    return configuration;
+  }
+
+  function failure(message: string, status = 502): HttpResponse {
+    return page(
+      html`<h1>Single sign-on failed</h1><p class="error" role="alert">${message}</p><p><a href="/console/sign-in">Back to sign in</a></p>`,
+      { title: 'Single sign-on failed', status },
+    );
+  }
+
+  async function start(context: RequestContext): Promise<HttpResponse> {
+    let discovered: oidc.Configuration;
+    try {
+      discovered = await config();
+    } catch (error) {
+      log.warn({ err: error, issuer: settings.issuer }, 'OIDC discovery failed');
+      return failure('The sign-on provider could not be reached. Try again, or sign in with a password.');
+    }
+    const verifier = oidc.randomPKCECodeVerifier();
+    const flow = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier };
+    const url = oidc.buildAuthorizationUrl(discovered, {
+      redirect_uri: `${options.baseUrl(context.head.headers.host)}/console/sso/callback`,
+      scope: 'openid email',
+      state: flow.state,
+      nonce: flow.nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const cookie = setCookie(
+      cookieName,
+      Buffer.from(JSON.stringify(flow)).toString('base64url'),
+      secure,
+      FLOW_COOKIE_SECONDS,
+    )
+      // The provider sends the browser back cross-site: a Strict cookie would stay behind.
+      .replace('SameSite=Strict', 'SameSite=Lax');
+    return redirect(url.href, { 'set-cookie': cookie });
+  }
+
+  async function callback(context: RequestContext, beginSession: BeginSession): Promise<HttpResponse> {
+    const raw = parseCookies(context.head.headers.cookie).get(cookieName);
+    let flow: { state: string; nonce: string; verifier: string };
+    try {
+      flow = JSON.parse(Buffer.from(raw ?? '', 'base64url').toString('utf8'));
+      if (typeof flow.state !== 'string' || typeof flow.verifier !== 'string')
+        throw new Error('bad flow cookie');
+    } catch {
+      return failure(
+        'The sign-on attempt expired or did not start here. Start again from the sign-in page.',
+        400,
+      );
+    }
+    const base = options.baseUrl(context.head.headers.host);
+    let claims: Record<string, unknown> | undefined;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(
+        await config(),
+        new URL(`${base}/console/sso/callback?${context.head.query}`),
+        {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+          expectedNonce: flow.nonce,
+          idTokenExpected: true,
+        },
+      );
+      const idToken = tokens.claims();
+      claims = idToken;
+      // Many providers keep email out of the ID token and serve it from userinfo.
+      if (idToken && idToken.email === undefined && tokens.access_token) {
+        const info = await oidc.fetchUserInfo(await config(), tokens.access_token, idToken.sub);
+        claims = { ...info, sub: idToken.sub };
+      }
+    } catch (error) {
+      log.warn({ err: error instanceof Error ? error.message : String(error) }, 'OIDC callback refused');
+      return failure(
+        'The sign-on provider did not confirm this sign-in. Start again from the sign-in page.',
+        400,
+      );
+    }
+    if (typeof claims?.sub !== 'string') return failure('The sign-on provider sent no subject.', 400);
+    const subject = `${settings.issuer}|${claims.sub}`;
+    const email = typeof claims.email === 'string' ? claims.email : undefined;
+    const verified = claims.email_verified === true;
+    let account = await store.accountByOidcSubject(subject);
+    if (!account && email && verified) {
+      account = await store.accountByEmail(email);
+      if (account) await store.linkOidcSubject(account.id, subject);
+    }
+    if (!account) {
+      if (!email || !verified) {
+        return failure('The sign-on provider did not share a verified email address for this account.', 403);
+      }
+      await store.createAccount({ email, passwordHash: null, admin: false, oidcSubject: subject });
+      account = await store.accountByOidcSubject(subject);
+    }
+    if (!account || account.disabledAt)
+      return failure('This account is disabled. Ask an administrator.', 403);
+    const response = await beginSession(context, account.id, account.email);
+    // A page, not a redirect: a navigation that began at the provider would not carry the
+    // new SameSite=Strict cookie; one that begins here does.
+    return {
+      ...page(
+        html`<h1>Signed in</h1><p><a href="/console">Continue to the console</a></p><meta http-equiv="refresh" content="0;url=/console">`,
+        {
+          title: 'Signed in',
+          headers: response.headers?.['set-cookie'] ? { 'set-cookie': response.headers['set-cookie'] } : {},
+        },
+      ),
+    };
+  }
+
+  return {
+    displayName: settings.displayName,
+    async handle(context, beginSession) {
+      if (context.head.path === '/console/sso/start') return start(context);
+      if (context.head.path === '/console/sso/callback') return callback(context, beginSession);
+      return page(html`<h1>Not found</h1>`, { title: 'Not found', status: 404 });
+    },
+  };
+}
+
+/** The three settings come together or not at all. */
+export function oidcSettings(config: {
+  OIDC_ISSUER?: string | undefined;
+  OIDC_CLIENT_ID?: string | undefined;
+  OIDC_CLIENT_SECRET?: string | undefined;
+  OIDC_NAME: string;
+}): OidcSettings | undefined {
+  const given = {
+    OIDC_ISSUER: config.OIDC_ISSUER,
+    OIDC_CLIENT_ID: config.OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET: config.OIDC_CLIENT_SECRET,
+  };
+  const missing = Object.entries(given)
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
+  if (missing.length === 3) return undefined;
+  if (missing.length > 0) {
+    throw new Error(
+      `single sign-on needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET together; missing ${missing.join(', ')}`,
+    );
+  }
+  return {
+    issuer: config.OIDC_ISSUER as string,
+    clientId: config.OIDC_CLIENT_ID as string,
+    clientSecret: config.OIDC_CLIENT_SECRET as string,
+    displayName: config.OIDC_NAME,
+  };
+}
