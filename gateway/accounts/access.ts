@@ -61,7 +61,7 @@ export function scopeAccess(namespaces: CompiledNamespace[]) {
   };
 }
 
-/** Wraps each tool so argument-level scopes (event topics) are checked before the handler runs. */
+/** Wraps each tool so its scopes, argument-level ones (event topics) included, are checked before the handler runs. */
 export function guardToolArguments(definition: NamespaceDefinition): NamespaceDefinition {
   return {
     ...definition,
@@ -70,7 +70,10 @@ export function guardToolArguments(definition: NamespaceDefinition): NamespaceDe
       handler: (args, context) => {
         const scopes = context.caller.scopes;
         if (scopes) {
-          const decision = authorizeArguments(scopes, definition.name, tool.name, args);
+          // Namespace and read-only rules are checked again here, so a call is refused even
+          // on a path that did not consult the access hooks.
+          const byTool = authorizeTool(scopes, definition.name, tool);
+          const decision = byTool.ok ? authorizeArguments(scopes, definition.name, tool.name, args) : byTool;
           if (!decision.ok) return Promise.reject(new ToolError('SCOPE_MISSING', decision.message));
         }
         return tool.handler(args, context);

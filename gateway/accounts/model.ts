@@ -98,6 +98,8 @@ export interface StateStore {
   sessionByHash(idHash: Buffer): Promise<Session | undefined>;
   deleteSession(idHash: Buffer): Promise<void>;
   deleteSessionsOf(accountId: string): Promise<void>;
+  /** Drops sessions that ended unused (their cookies expired in browsers that never returned). */
+  purgeExpiredSessions(now: Date): Promise<void>;
 
   createKey(input: NewApiKey): Promise<CreatedApiKey>;
   /** Every key, or one account's keys. */

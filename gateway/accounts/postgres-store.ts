@@ -172,6 +172,9 @@ export class PostgresStateStore implements StateStore {
   async deleteSession(idHash: Buffer): Promise<void> {
     await this.pool.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
   }
+  async purgeExpiredSessions(now: Date): Promise<void> {
+    await this.pool.query('DELETE FROM sessions WHERE expires_at <= $1', [now.toISOString()]);
+  }
   async deleteSessionsOf(accountId: string): Promise<void> {
     await this.pool.query('DELETE FROM sessions WHERE account_id = $1', [accountId]);
   }

@@ -320,6 +320,9 @@ export class SqliteStateStore implements StateStore {
   async deleteSession(idHash: Buffer): Promise<void> {
     this.db.prepare('DELETE FROM sessions WHERE id_hash = ?').run(idHash);
   }
+  async purgeExpiredSessions(now: Date): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(now.toISOString());
+  }
   async deleteSessionsOf(accountId: string): Promise<void> {
     this.db.prepare('DELETE FROM sessions WHERE account_id = ?').run(accountId);
   }

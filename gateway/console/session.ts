@@ -97,6 +97,7 @@ export async function startSession(
     createdAt: new Date(now).toISOString(),
     expiresAt: new Date(now + ttlMs).toISOString(),
   };
+  await store.purgeExpiredSessions(new Date(now));
   await store.createSession(hashToken(token), session);
   return { token, session };
 }

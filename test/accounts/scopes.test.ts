@@ -145,6 +145,15 @@ test('the argument guard refuses before the handler runs, and lets allowed calls
     return true;
   });
   assert.deepEqual(calls, [], 'the refused call never reached the namespace');
+  await assert.rejects(
+    publish.handler({ topic: 'orders.eu' }, context({ ...FULL_SCOPES, readOnly: true })),
+    /read-write/,
+  );
+  await assert.rejects(
+    publish.handler({ topic: 'orders.eu' }, context({ ...FULL_SCOPES, namespaces: ['memory'] })),
+    /namespace:event/,
+  );
+  assert.deepEqual(calls, []);
   await publish.handler({ topic: 'orders.eu' }, context(limited));
   await publish.handler({}, context());
   assert.deepEqual(calls, ['event_publish', 'event_publish']);

@@ -100,6 +100,12 @@ for (const [kind, open] of Object.entries(adapters)) {
       assert.ok(await store.sessionByHash(b));
       await store.deleteSessionsOf(account.id);
       assert.equal(await store.sessionByHash(b), undefined);
+      const ended = hashApiKey('token-ended');
+      await store.createSession(ended, { ...session, expiresAt: new Date(Date.now() - 1).toISOString() });
+      await store.createSession(a, session);
+      await store.purgeExpiredSessions(new Date());
+      assert.equal(await store.sessionByHash(ended), undefined);
+      assert.ok(await store.sessionByHash(a), 'live sessions stay');
     });
 
     test('keys: owner, scopes and expiry stored; only the hash kept; revocation scoped to the owner', async () => {

@@ -1,0 +1,86 @@
+/** Key scopes over real HTTP with the MCP SDK client: refusals are tool errors naming the scope. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { FULL_SCOPES, type KeyScopes } from '../../gateway/accounts/scopes.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+let gw: TestGateway;
+before(async () => {
+  gw = await startTestGateway();
+});
+after(() => gw.close());
+
+function keyWith(scopes: KeyScopes): string {
+  return gw.withStore((store) => store.create('scoped', null, { scopes })).key;
+}
+
+async function connect(key: string, namespace = 'event'): Promise<Client> {
+  const client = new Client({ name: 'scope-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${gw.url}/${namespace}/mcp`), {
+      requestInit: { headers: { 'X-API-Key': key } },
+    }),
+  );
+  return client;
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  return (result.content as { type: string; text: string }[])[0]?.text ?? '';
+}
+
+test('a read-only key calls read-only tools and is refused the rest, naming read-write', async () => {
+  const client = await connect(keyWith({ ...FULL_SCOPES, readOnly: true }));
+  try {
+    const allowed = await client.callTool({ name: 'event_capabilities', arguments: {} });
+    assert.notEqual(allowed.isError, true);
+    const refused = await client.callTool({ name: 'event_publish', arguments: { topic: 'a', value: 'v' } });
+    assert.equal(refused.isError, true);
+    assert.match(textOf(refused), /lacks the scope read-write/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a key limited to other namespaces is refused on event, naming namespace:event', async () => {
+  const key = keyWith({ ...FULL_SCOPES, namespaces: ['skills'] });
+  const response = await fetch(`${gw.url}/event/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': key,
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'event_capabilities', arguments: {} },
+    }),
+  });
+  const body = JSON.stringify(await response.json());
+  assert.match(body, /namespace:event/);
+  assert.doesNotMatch(body, /"ready"/, 'the tool never ran');
+});
+
+test('topic patterns: publish inside the pattern reaches the namespace, outside it does not', async () => {
+  const client = await connect(keyWith({ ...FULL_SCOPES, publishTopics: ['orders.*'], consumeTopics: [] }));
+  try {
+    const inside = await client.callTool({
+      name: 'event_publish',
+      arguments: { topic: 'orders.eu', value: 'v' },
+    });
+    // No broker worker runs in this test: reaching the namespace shows as its own error.
+    assert.doesNotMatch(textOf(inside), /lacks the scope/);
+    const outside = await client.callTool({
+      name: 'event_publish',
+      arguments: { topic: 'payments', value: 'v' },
+    });
+    assert.match(textOf(outside), /lacks the scope event:publish:payments/);
+    const consume = await client.callTool({ name: 'event_consume', arguments: { topic: 'orders.eu' } });
+    assert.match(textOf(consume), /lacks the scope event:consume:orders.eu/);
+  } finally {
+    await client.close();
+  }
+});
