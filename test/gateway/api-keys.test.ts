@@ -81,6 +81,40 @@ test('the keys CLI creates (key shown once, with client config), lists without k
       url: 'http://127.0.0.1:9999/event/mcp',
       headers: { 'X-API-Key': created.key },
     });
+    assert.equal(created.owner, 'ops', '--owner assigns the owning account');
+    const scoped = JSON.parse(
+      (
+        await cli(
+          'create',
+          '--label',
+          'reader',
+          '--namespaces',
+          'event',
+          '--read-only',
+          '--publish',
+          '',
+          '--consume',
+          'orders.*',
+          '--expires',
+          '2999-01-01',
+          '--json',
+        )
+      ).stdout,
+    );
+    assert.deepEqual(scoped.scopes, {
+      namespaces: ['event'],
+      readOnly: true,
+      publishTopics: [],
+      consumeTopics: ['orders.*'],
+    });
+    assert.equal(scoped.expiresAt, '2999-01-02T00:00:00.000Z');
+    assert.deepEqual(
+      Object.keys(scoped.mcpServers),
+      ['event'],
+      'client config only for namespaces the key may use',
+    );
+    await assert.rejects(cli('create', '--label', 'x', '--namespaces', 'nope'), /no namespace named nope/);
+    await assert.rejects(cli('create', '--label', 'x', '--expires', '2001-01-01'), /today or later/);
     const human = (await cli('create', '--label', 'human')).stdout;
     assert.match(human, /shown only this once/);
     assert.match(human, /"mcpServers"/);
