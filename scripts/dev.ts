@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { localKafkaStatus, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { defaultDevDataDir } from '../dev/kafka/paths.ts';
+import { openStateStore } from '../gateway/accounts/open.ts';
 import { hashPassword } from '../gateway/accounts/passwords.ts';
+import { FULL_SCOPES } from '../gateway/accounts/scopes.ts';
 import { loadGatewayConfig } from '../gateway/config.ts';
 import { mcpServersEntry } from '../gateway/keys/client-config.ts';
-import { ApiKeyStore } from '../gateway/keys/store.ts';
 import { NAMESPACE_FACTORIES } from '../gateway/namespaces/registry.ts';
-import { keyStorePath } from '../gateway/server.ts';
 
 const root = join(import.meta.dirname, '..');
 const DEV_TOPIC = 'tasks';
@@ -47,7 +47,7 @@ const env = {
   BROKER_ALLOW_TOPIC_ADMIN: process.env.BROKER_ALLOW_TOPIC_ADMIN ?? 'true',
 };
 const config = loadGatewayConfig(env);
-const store = new ApiKeyStore(keyStorePath(config.DATA_DIR));
+const store = await openStateStore(config);
 // A fresh password each run: it is printed below, so it must never be one worth keeping.
 const devPassword = randomBytes(12).toString('base64url');
 const devAccount = await store.accountByEmail(DEV_EMAIL);
@@ -56,7 +56,12 @@ if (devAccount) {
 } else {
   await store.createAccount({ email: DEV_EMAIL, passwordHash: await hashPassword(devPassword), admin: true });
 }
-const created = store.create('dev', DEV_EMAIL);
+const created = await store.createKey({
+  label: 'dev',
+  ownerId: ((await store.accountByEmail(DEV_EMAIL)) as { id: string }).id,
+  scopes: FULL_SCOPES,
+  expiresAt: null,
+});
 await store.close();
 
 console.log(`[dev] dev key ${created.id}; MCP client configuration:\n`);
