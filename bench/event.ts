@@ -25,6 +25,7 @@ export interface Stack {
 export async function startStack(
   bootstrap: string,
   extraWorkerEnv: Record<string, string> = {},
+  extraGatewayEnv: Record<string, string> = {},
 ): Promise<Stack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-stack-'));
   const socket = join(dataDir, 'broker-worker.sock');
@@ -37,7 +38,7 @@ export async function startStack(
     LOG_LEVEL: 'warn',
   };
   const worker = await startChild('bench/servers/broker-worker.ts', { ...env, ...extraWorkerEnv });
-  const gateway = await startChild('bench/servers/gateway.ts', env);
+  const gateway = await startChild('bench/servers/gateway.ts', { ...env, ...extraGatewayEnv });
   return {
     url: `http://127.0.0.1:${gateway.info.port}/event/mcp`,
     socket,
@@ -51,7 +52,7 @@ export async function startStack(
   };
 }
 
-async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
   const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   await admin.createTopics({
@@ -79,6 +80,38 @@ export interface PublishRow {
   kafkajsP99Ms: number;
 }
 
+/** event_publish of 1 KiB values under autocannon on an existing topic; every answer checked against the topic. */
+export async function publishRun(
+  bootstrap: string,
+  stack: Stack,
+  topic: string,
+  concurrency: number,
+  durationSeconds: number,
+): Promise<{ rps: number; p50Ms: number; p99Ms: number }> {
+  const value = 'x'.repeat(1024);
+  const before = await messagesIn(bootstrap, topic);
+  await callTool(stack.url, stack.key, 'event_publish', { topic, value, key: 'warm' });
+  const result = await autocannon({
+    url: stack.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': stack.key },
+    // Keys vary per request so records spread over partitions as keyed tasks would.
+    requests: Array.from({ length: 64 }, (_, i) => ({
+      body: toolsCallBody('event_publish', { topic, value, key: `k${i}` }),
+    })),
+    connections: concurrency,
+    duration: durationSeconds,
+  });
+  const written = (await messagesIn(bootstrap, topic)) - before - 1;
+  // Every answered call must be a record in the topic, or the rate means nothing.
+  if (written < result.requests.total || result.non2xx > 0) {
+    throw new Error(
+      `publish c${concurrency}: ${result.requests.total} answered, ${written} in the topic, ${result.non2xx} non-2xx`,
+    );
+  }
+  return { rps: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
+}
+
 export async function benchPublish(
   bootstrap: string,
   stack: Stack,
@@ -87,32 +120,13 @@ export async function benchPublish(
   log: (line: string) => void,
 ): Promise<PublishRow[]> {
   const rows: PublishRow[] = [];
-  const value = 'x'.repeat(1024);
   for (const concurrency of concurrencies) {
     const ours = `bench-pub-${concurrency}-${Date.now().toString(36)}`;
     const theirs = `${ours}-kafkajs`;
     await createTopic(bootstrap, ours, 3);
     await createTopic(bootstrap, theirs, 3);
     log(`publish: event_publish at concurrency ${concurrency}`);
-    await callTool(stack.url, stack.key, 'event_publish', { topic: ours, value, key: 'warm' });
-    const result = await autocannon({
-      url: stack.url,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': stack.key },
-      // Keys vary per request so records spread over partitions as keyed tasks would.
-      requests: Array.from({ length: 64 }, (_, i) => ({
-        body: toolsCallBody('event_publish', { topic: ours, value, key: `k${i}` }),
-      })),
-      connections: concurrency,
-      duration: durationSeconds,
-    });
-    const written = await messagesIn(bootstrap, ours);
-    // Every answered call must be a record in the topic, or the rate means nothing.
-    if (written < result.requests.total || result.non2xx > 0) {
-      throw new Error(
-        `publish c${concurrency}: ${result.requests.total} answered, ${written} in the topic, ${result.non2xx} non-2xx`,
-      );
-    }
+    const result = await publishRun(bootstrap, stack, ours, concurrency, durationSeconds);
     log(`publish: kafkajs producer.send at concurrency ${concurrency}`);
     const baseline = await startChild('bench/servers/kafkajs-publisher.ts', {
       BOOTSTRAP: bootstrap,
@@ -123,9 +137,7 @@ export async function benchPublish(
     await baseline.stop();
     rows.push({
       concurrency,
-      rps: Math.round(result.requests.average),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
+      ...result,
       kafkajsRps: Number(baseline.info.rps),
       kafkajsP50Ms: Number(baseline.info.p50Ms),
       kafkajsP99Ms: Number(baseline.info.p99Ms),

@@ -10,6 +10,7 @@ import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { benchRoot } from './child.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
+import { benchProvenance, shareOfC64 } from './provenance.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
@@ -17,6 +18,8 @@ const plan = quick
   : { frontSeconds: 8, publishSeconds: 6, warmPolls: 300, ephemeralPolls: 10, groups: 1000, idleMs: 15_000 };
 const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
+const share = (part: number, whole: number) => Math.round((part / whole) * 10_000) / 10_000;
+const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 
 async function broker(
   initialRebalanceDelayMs: number,
@@ -56,6 +59,8 @@ try {
     log,
   ).finally(() => publishStack.stop());
 
+  const provenance = await benchProvenance(fast.kafka.plaintext, plan.publishSeconds, log);
+
   const consumeStack = await startStack(managedLike.kafka.plaintext);
   const consume = await benchConsume(
     managedLike.kafka.plaintext,
@@ -94,6 +99,13 @@ try {
       byConcurrency: publish,
     },
     consume,
+    provenance: {
+      ...provenance,
+      hmacSignShareOfC64: shareOfC64(provenance.hmac.signUs, provenance.unsignedC64Rps),
+      ed25519SignShareOfC64: shareOfC64(provenance.ed25519.signUs, provenance.unsignedC64Rps),
+      hmacVerifyShareOfWarmPoll: share(provenance.hmac.verifyUs * 10, consume.warmP50Ms * 1000),
+      ed25519VerifyShareOfWarmPoll: share(provenance.ed25519.verifyUs * 10, consume.warmP50Ms * 1000),
+    },
     rss: {
       gatewayIdleMb: scale.gatewayIdleMb,
       workerIdleMb: scale.workerIdleMb,
@@ -142,6 +154,29 @@ try {
       `kafkajs send ${row.kafkajsRps} (${row.kafkajsP50Ms}/${row.kafkajsP99Ms})`,
       `${ratio(row.rps, row.kafkajsRps)}×`,
     ]),
+    ...(
+      [
+        ['HMAC', provenance.hmac],
+        ['Ed25519', provenance.ed25519],
+      ] as const
+    ).map(([name, cost]): [string, string, string, string] => [
+      `event_publish c64 rps signing with ${name} (p99 ms)`,
+      `${cost.c64Rps} (${cost.p99Ms})`,
+      `no signing key ${provenance.unsignedC64Rps} (${provenance.unsignedP99Ms})`,
+      `${ratio(cost.c64Rps, provenance.unsignedC64Rps)}×`,
+    ]),
+    [
+      'stamp + sign µs per publish: HMAC / Ed25519',
+      `${provenance.hmac.signUs} / ${provenance.ed25519.signUs}`,
+      `c64 call time ${Math.round(1e6 / provenance.unsignedC64Rps)} µs`,
+      `${percent(results.provenance.hmacSignShareOfC64)} / ${percent(results.provenance.ed25519SignShareOfC64)}`,
+    ],
+    [
+      'verify µs per consumed message: HMAC / Ed25519',
+      `${provenance.hmac.verifyUs} / ${provenance.ed25519.verifyUs}`,
+      `warm 10-message poll ${consume.warmP50Ms} ms`,
+      `${percent(results.provenance.hmacVerifyShareOfWarmPoll)} / ${percent(results.provenance.ed25519VerifyShareOfWarmPoll)}`,
+    ],
     [
       'event_consume warm p50 / p99 ms',
       `${consume.warmP50Ms} / ${consume.warmP99Ms}`,

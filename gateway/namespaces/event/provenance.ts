@@ -44,18 +44,26 @@ export interface SignedFields {
   headers: Readonly<Record<string, string>>;
 }
 
-const ABSENT = Buffer.from([0]);
+/** Presence byte, and for a present field its 4-byte length: written before the bytes. */
+const FIELD_HEAD_BYTES = 5;
 
-function pushField(parts: Buffer[], text: string | null): void {
+function fieldBytes(text: string | null): number {
+  return text === null ? 1 : FIELD_HEAD_BYTES + Buffer.byteLength(text, 'utf8');
+}
+
+function writeField(out: Buffer, offset: number, text: string | null): number {
   if (text === null) {
-    parts.push(ABSENT);
-    return;
+    out[offset] = 0;
+    return offset + 1;
   }
-  const bytes = Buffer.from(text, 'utf8');
-  const head = Buffer.allocUnsafe(5);
-  head[0] = 1;
-  head.writeUInt32BE(bytes.length, 1);
-  parts.push(head, bytes);
+  out[offset] = 1;
+  const length = out.write(text, offset + FIELD_HEAD_BYTES, 'utf8');
+  out.writeUInt32BE(length, offset + 1);
+  return offset + FIELD_HEAD_BYTES + length;
+}
+
+function byUtf8Name(a: readonly [string, string], b: readonly [string, string]): number {
+  return Buffer.compare(Buffer.from(a[0], 'utf8'), Buffer.from(b[0], 'utf8'));
 }
 
 /**
@@ -67,8 +75,7 @@ function pushField(parts: Buffer[], text: string | null): void {
  * stores and what a consumer decodes, whatever language it is written in.
  */
 export function canonicalBytes(fields: SignedFields): Buffer {
-  const parts: Buffer[] = [];
-  for (const text of [
+  const scalars = [
     DOMAIN,
     fields.keyId,
     fields.publisher,
@@ -76,24 +83,19 @@ export function canonicalBytes(fields: SignedFields): Buffer {
     fields.topic,
     fields.key,
     fields.value,
-  ]) {
-    pushField(parts, text);
-  }
-  const headers = Object.entries(fields.headers).map(
-    ([name, value]) => [Buffer.from(name, 'utf8'), value] as const,
-  );
-  headers.sort((a, b) => Buffer.compare(a[0], b[0]));
-  const count = Buffer.allocUnsafe(4);
-  count.writeUInt32BE(headers.length, 0);
-  parts.push(count);
-  for (const [name, value] of headers) {
-    const head = Buffer.allocUnsafe(5);
-    head[0] = 1;
-    head.writeUInt32BE(name.length, 1);
-    parts.push(head, name);
-    pushField(parts, value);
-  }
-  return Buffer.concat(parts);
+  ];
+  const headers = Object.entries(fields.headers);
+  if (headers.length > 1) headers.sort(byUtf8Name);
+  // One allocation sized up front: this runs on every publish and every consumed message.
+  let size = 4;
+  for (const text of scalars) size += fieldBytes(text);
+  for (const [name, value] of headers) size += fieldBytes(name) + fieldBytes(value);
+  const out = Buffer.allocUnsafe(size);
+  let offset = 0;
+  for (const text of scalars) offset = writeField(out, offset, text);
+  offset = out.writeUInt32BE(headers.length, offset);
+  for (const [name, value] of headers) offset = writeField(out, writeField(out, offset, name), value);
+  return out;
 }
 
 export type ProvenanceState = 'verified' | 'unsigned' | 'invalid';
