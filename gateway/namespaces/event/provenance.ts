@@ -247,7 +247,8 @@ export class Provenance {
     const key = this.keys.verifier(keyId);
     if (!key) {
       return invalid(
-        `signed with key id "${keyId}", which this gateway does not know: a key retired from its verify keys, another deployment's key, or a forgery`,
+        // The id is the record's say-so: echoed only when it looks like a key id, never free text.
+        `signed with ${/^[A-Za-z0-9_-]{1,64}$/.test(keyId) ? `key id "${keyId}"` : 'a key id'}, which this gateway does not know: a key retired from its verify keys, another deployment's key, or a forgery`,
       );
     }
     const bytes = canonicalBytes({
