@@ -183,6 +183,23 @@ test('two keys publish; each sees the other as the verified publisher, with call
     assert.equal(reply.key, '', 'an empty key stays empty, not null');
     assert.deepEqual(reply.headers, {});
   }
+  // Through a consumer group too: every way of reading labels the messages the same.
+  const group = uniqueName('prov-group');
+  const grouped: Message[] = [];
+  for (let round = 0; round < 5 && grouped.length < 2; round++) {
+    const polled = await callTool<{ messages: Message[] }>(workerClient, 'event_consume', {
+      topic,
+      group,
+      max: 2,
+      timeout_ms: 10_000,
+    });
+    assert.equal(polled.isError, false, polled.text);
+    grouped.push(...polled.data.messages);
+  }
+  assert.deepEqual(
+    grouped.map((m) => `${m.provenance} ${m.publisher}`).sort(),
+    [`verified ${h.keys.orchestrator!.id}`, `verified ${h.keys.worker!.id}`].sort(),
+  );
   const raw = await rawRecords(topic, 2);
   for (const record of raw) {
     assert.ok(record.headers['mcp-signature'], 'outside consumers see the stamp');
