@@ -295,3 +295,44 @@ test('sign-in attempts per client address are limited before any password is che
     await gw.close();
   }
 });
+
+test('self-registration exists only when the operator enables it, and makes plain accounts', async () => {
+  const off = await startTestGateway();
+  try {
+    assert.equal((await new ConsoleClient(off.url).get('/console/register')).status, 404);
+  } finally {
+    await off.close();
+  }
+  const gw = await startTestGateway({ env: { CONSOLE_SELF_REGISTRATION: 'true' } });
+  try {
+    const client = new ConsoleClient(gw.url);
+    const form = await (await client.get('/console/register')).text();
+    assert.match(form, /<button type="submit">Create account<\/button>/);
+    const csrf = ConsoleClient.csrfOf(form);
+    const weak = await client.post('/console/register', {
+      csrf,
+      email: 'new@example.com',
+      password: 'short',
+    });
+    assert.equal(weak.status, 400);
+    assert.match(await weak.text(), /at least 10 characters/);
+    const made = await client.post('/console/register', {
+      csrf,
+      email: 'new@example.com',
+      password: PASSWORD,
+      admin: 'on',
+    });
+    assert.equal(made.status, 303);
+    const page = await (await client.get('/console')).text();
+    assert.match(page, /new@example.com/);
+    assert.doesNotMatch(page, /Accounts/, 'a registered account is never an admin');
+    const again = await new ConsoleClient(gw.url).post('/console/register', {
+      csrf: 'x',
+      email: 'other@example.com',
+      password: PASSWORD,
+    });
+    assert.equal(again.status, 403, 'registration needs the form token too');
+  } finally {
+    await gw.close();
+  }
+});
