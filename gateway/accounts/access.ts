@@ -36,17 +36,15 @@ export function scopeAccess(namespaces: CompiledNamespace[]) {
     namespaces.map((namespace) => [namespace.definition.name, namespace.tools as Map<string, ToolFacts>]),
   );
 
-  function decide(scopes: KeyScopes, call: CallFacts): Decision {
-    const tool = call.toolName === undefined ? undefined : toolsOf.get(call.namespace)?.get(call.toolName);
-    // An unknown tool is the namespace's to report; only the namespace rule applies to it.
-    if (call.method === 'tools/call' && tool) return authorizeTool(scopes, call.namespace, tool);
-    return authorizeNamespace(scopes, call.namespace);
-  }
-
   return {
+    /**
+     * Refuses whole-namespace traffic (initialize, tools/list, ...) the key may not use.
+     * Tool calls pass here and meet the guard in front of each tool instead, so their
+     * refusal is a tool error (isError) naming the scope, which agents read and act on.
+     */
     authorizeCall(caller: CallerIdentity, call: CallFacts): { status: number; message: string } | null {
-      if (!caller.scopes) return null;
-      const decision = decide(caller.scopes, call);
+      if (!caller.scopes || call.method === 'tools/call') return null;
+      const decision: Decision = authorizeNamespace(caller.scopes, call.namespace);
       return decision.ok ? null : { status: 403, message: decision.message };
     },
     toolFilter(caller: CallerIdentity, namespace: string): ((toolName: string) => boolean) | undefined {

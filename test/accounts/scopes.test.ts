@@ -114,16 +114,17 @@ test('access hooks: namespace and read-only refusals; tools/list shows only call
   const memoryOnly = caller({ ...FULL_SCOPES, namespaces: ['memory'] });
   const refusal = access.authorizeCall(memoryOnly, { namespace: 'event', method: 'initialize' });
   assert.match(refusal?.message ?? '', /namespace:event/);
-  const readOnly = caller({ ...FULL_SCOPES, readOnly: true });
   assert.match(
-    access.authorizeCall(readOnly, { namespace: 'event', method: 'tools/call', toolName: 'event_publish' })
-      ?.message ?? '',
-    /read-write/,
+    access.authorizeCall(memoryOnly, { namespace: 'event', method: 'tools/list' })?.message ?? '',
+    /namespace:event/,
   );
+  // Tool calls are left to the guard in front of each tool, whose refusal is a tool error.
   assert.equal(
-    access.authorizeCall(readOnly, { namespace: 'event', method: 'tools/call', toolName: 'event_topics' }),
+    access.authorizeCall(memoryOnly, { namespace: 'event', method: 'tools/call', toolName: 'event_publish' }),
     null,
   );
+  const readOnly = caller({ ...FULL_SCOPES, readOnly: true });
+  assert.equal(access.authorizeCall(readOnly, { namespace: 'event', method: 'initialize' }), null);
   const filter = access.toolFilter(readOnly, 'event');
   assert.ok(filter);
   assert.deepEqual(['event_topics', 'event_publish'].filter(filter), ['event_topics']);
