@@ -69,8 +69,10 @@ export interface HttpEngine {
 
 export const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  201: '201 Created',
   202: '202 Accepted',
   204: '204 No Content',
+  303: '303 See Other',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',
@@ -78,7 +80,9 @@ export const STATUS_TEXT: Record<number, string> = {
   405: '405 Method Not Allowed',
   406: '406 Not Acceptable',
   413: '413 Payload Too Large',
+  409: '409 Conflict',
   415: '415 Unsupported Media Type',
+  429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',
 };

@@ -40,6 +40,7 @@ describe('console sign-in, sessions and key pages', () => {
     const unsigned = await new ConsoleClient(gw.url).get('/console');
     assert.equal(unsigned.status, 303);
     assert.equal(unsigned.headers.get('location'), '/console/sign-in');
+    assert.equal(unsigned.statusText, 'See Other', 'a full status line on either engine');
   });
 
   test('sign-in sets an HttpOnly SameSite session cookie; sign-out ends the session', async () => {
