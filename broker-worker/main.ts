@@ -86,6 +86,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Under `npm start` the supervisor holds an IPC channel: tell it we are up, and stop if it goes away.
+  if (process.send) {
+    process.send('ready');
+    process.on('disconnect', () => void shutdown('supervisor gone'));
+  }
 }
 
 await main();

@@ -6,8 +6,12 @@ import { type RunningGateway, startGateway } from './server.ts';
 
 export interface GatewayInstance {
   gateway: RunningGateway;
+  /** Drains (see drainAndClose) and closes. */
   close(): Promise<void>;
 }
+
+/** Longest a stopping gateway waits for its requests in flight before it cuts them. */
+export const DRAIN_MS = 10_000;
 
 export async function startGatewayInstance(config: GatewayConfig, log: Logger): Promise<GatewayInstance> {
   const broker = BrokerWorkerClient.fromEnv(process.env);
@@ -16,6 +20,11 @@ export async function startGatewayInstance(config: GatewayConfig, log: Logger): 
     return {
       gateway,
       async close() {
+        // Stop accepting, answer the long polls at once, let every other call finish.
+        const drained = gateway.drain(DRAIN_MS);
+        broker.endPolls();
+        if (!(await drained))
+          log.warn({ waitedMs: DRAIN_MS }, 'requests still in flight at shutdown were cut');
         await gateway.close();
         await broker.close();
       },

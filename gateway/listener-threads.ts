@@ -1,11 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { DRAIN_MS } from './instance.ts';
 
 export interface ListenerThreads {
   stop(): Promise<void>;
 }
 
-const STOP_GRACE_MS = 5_000;
+/** Each thread drains like the main one (DRAIN_MS), with a little room to close. */
+const STOP_GRACE_MS = DRAIN_MS + 2_000;
 
 /** Starts `count` extra listener threads on the configured port and waits until each listens. */
 export async function startListenerThreads(count: number, log: Logger): Promise<ListenerThreads> {

@@ -36,13 +36,17 @@ try {
 }
 
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'gateway stopping');
-    await threads?.stop();
-    await instance.close();
-    process.exit(0);
-  });
+async function stop(reason: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ reason }, 'gateway stopping: draining requests in flight');
+  await Promise.all([threads?.stop(), instance.close()]);
+  log.info('gateway stopped');
+  process.exit(0);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
+// Under `npm start` the supervisor holds an IPC channel: tell it we are up, and stop if it goes away.
+if (process.send) {
+  process.send('ready');
+  process.on('disconnect', () => void stop('supervisor gone'));
 }

@@ -7,6 +7,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
+import { drainable } from './http/drain.ts';
 import { selectEngine } from './http/select-engine.ts';
 import { compileNamespace } from './mcp/namespace.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
@@ -25,6 +26,11 @@ export interface RunningGateway {
   engine: string;
   build: string;
   namespaces: string[];
+  /**
+   * Stops accepting connections and answers every request in flight (later requests on
+   * open connections get 503); resolves true when all were answered within `timeoutMs`.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -79,9 +85,10 @@ export async function startGateway({
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
+  const requests = drainable(handler);
   const server = await engine.listen(
     { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES },
-    handler,
+    requests.handler,
   );
   const names = namespaces.map((namespace) => namespace.definition.name);
   log.info(
@@ -100,6 +107,10 @@ export async function startGateway({
     engine: engine.name,
     build: engine.build,
     namespaces: names,
+    drain(timeoutMs) {
+      server.stopAccepting();
+      return requests.drain(timeoutMs);
+    },
     async close() {
       await server.close();
       // Namespaces release what they hold (database handles, worker pools) after the

@@ -96,6 +96,16 @@ export class BrokerWorkerClient {
     return this.labels[pickWorker(this.labels, routingKey)]!;
   }
 
+  /** Answers the polls in flight now, for a stopping gateway (see WorkerLink.endPolls). */
+  endPolls(): void {
+    const error = new WorkerCallError(
+      'WORKER_UNREACHABLE',
+      'The gateway is shutting down, so this poll was stopped early. It took no messages and nothing was committed for it: poll again in a moment.',
+      true,
+    );
+    for (const link of this.links) link.endPolls(error);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const link of this.links) link.close();

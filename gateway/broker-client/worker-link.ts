@@ -169,6 +169,14 @@ export class WorkerLink {
     });
   }
 
+  /**
+   * The gateway is stopping: polls in flight are cancelled (a cancelled poll takes no
+   * message) and answered at once with `error`; every other call runs to its end.
+   */
+  endPolls(error: WorkerCallError): void {
+    for (const [id, entry] of [...this.pending]) if (entry.method === 'consume') this.abandon(id, error);
+  }
+
   /** Rejects every call and stops reconnecting. */
   close(): void {
     if (this.state === 'closed') return;

@@ -56,6 +56,9 @@ export const LINGER = {
 
 export interface RunningServer {
   port: number;
+  /** Stops taking new connections; connections already open keep being served. */
+  stopAccepting(): void;
+  /** Stops accepting and cuts every connection. */
   close(): Promise<void>;
 }
 

@@ -133,13 +133,22 @@ export function createNodeEngine(): HttpEngine {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
+          const closed = new Promise<void>((done) => server.once('close', () => done()));
+          let accepting = true;
+          const stopAccepting = () => {
+            if (!accepting) return;
+            accepting = false;
+            server.close();
+            server.closeIdleConnections();
+          };
           resolve({
             port: (server.address() as AddressInfo).port,
-            close: () =>
-              new Promise<void>((done) => {
-                server.close(() => done());
-                server.closeAllConnections();
-              }),
+            stopAccepting,
+            close: async () => {
+              stopAccepting();
+              server.closeAllConnections();
+              await closed;
+            },
           });
         });
       });

@@ -187,10 +187,17 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
             );
             return;
           }
+          let accepting = true;
+          const stopAccepting = () => {
+            if (!accepting) return;
+            accepting = false;
+            uws.us_listen_socket_close(socket);
+          };
           resolve({
             port: uws.us_socket_local_port(socket),
+            stopAccepting,
             close: async () => {
-              uws.us_listen_socket_close(socket);
+              stopAccepting();
               app.close?.();
             },
           });

@@ -1,0 +1,29 @@
+/**
+ * PM2: the two processes of the Procfile, each restarted on a crash with exponential
+ * backoff. Both announce readiness with process.send('ready') (wait_ready) and stop on
+ * SIGINT (PM2's stop signal) by draining: kill_timeout leaves room for the gateway's
+ * 10 s drain before PM2 sends SIGKILL.
+ *
+ *   pm2 start ecosystem.config.cjs      # start both (environment from the shell)
+ *   pm2 logs / pm2 ls                   # watch
+ *   pm2 stop ecosystem.config.cjs       # drain and stop both
+ *   pm2 delete ecosystem.config.cjs     # forget them
+ */
+const common = {
+  cwd: __dirname,
+  interpreter: 'node',
+  node_args: '--import tsx',
+  exec_mode: 'fork',
+  autorestart: true,
+  exp_backoff_restart_delay: 500,
+  wait_ready: true,
+  listen_timeout: 30_000,
+  kill_timeout: 15_000,
+};
+
+module.exports = {
+  apps: [
+    { ...common, name: 'broker-worker', script: 'broker-worker/main.ts' },
+    { ...common, name: 'gateway', script: 'gateway/main.ts' },
+  ],
+};
