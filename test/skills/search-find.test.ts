@@ -26,6 +26,7 @@ let registry: LoopbackServer;
 let openai: OpenAiContract;
 let gw: TestGateway;
 let client: Client;
+const logLines: string[] = [];
 
 before(async () => {
   github = await startGitHubContract(fixtureRepos('http://127.0.0.1:9'), GITHUB_TOKEN);
@@ -38,16 +39,19 @@ before(async () => {
     REGISTRY_KEY,
   );
   openai = await startOpenAiContract(OPENAI_KEY);
-  gw = await startSkillsGateway({
-    GITHUB_API_URL: github.api.url,
-    GITHUB_RAW_URL: github.raw.url,
-    GITHUB_TOKEN,
-    SKILLS_REGISTRY_URL: registry.url,
-    SKILLS_REGISTRY_API_KEY: REGISTRY_KEY,
-    OPENAI_BASE_URL: openai.url,
-    OPENAI_API_KEY: OPENAI_KEY,
-    SKILLS_AGENT_MODEL: 'gpt-test',
-  });
+  gw = await startSkillsGateway(
+    {
+      GITHUB_API_URL: github.api.url,
+      GITHUB_RAW_URL: github.raw.url,
+      GITHUB_TOKEN,
+      SKILLS_REGISTRY_URL: registry.url,
+      SKILLS_REGISTRY_API_KEY: REGISTRY_KEY,
+      OPENAI_BASE_URL: openai.url,
+      OPENAI_API_KEY: OPENAI_KEY,
+      SKILLS_AGENT_MODEL: 'gpt-test',
+    },
+    logLines,
+  );
   client = await connectSkills(gw);
 });
 after(async () => {
@@ -103,6 +107,11 @@ test('a search hit’s get arguments fetch exactly that skill', async () => {
   const out = await search({ query: 'spreadsheet cleanup', sources: ['github'] });
   const hit = out.results.find((item) => item.name === 'inner-skill');
   assert.ok(hit);
+  assert.equal(
+    (hit as Hit & { description: string | null }).description,
+    'A skill nested three folders deep for spreadsheet cleanup.',
+    'the description is read from the SKILL.md itself',
+  );
   const got = structured<{ skill: { name: string }; provenance: { commit: string } }>(
     await client.callTool({ name: 'skills_get', arguments: hit.get }),
   );
@@ -256,4 +265,12 @@ test('skills_find: an OpenAI failure leaves that requirement search-only with th
   assert.equal(out.results[0]?.mode, 'search-only');
   assert.ok(out.results[0]?.problems.some((problem) => /QUOTA_EXCEEDED/.test(problem)));
   assert.ok(!JSON.stringify(out).includes(OPENAI_KEY));
+});
+
+test('no API key, token or registry key reaches the gateway log, even at trace level', () => {
+  const log = logLines.join('');
+  assert.match(log, /"upstream":"GitHub"/);
+  assert.match(log, /"upstream":"OpenAI"/);
+  assert.match(log, /"upstream":"Skills registry"/);
+  for (const secret of [GITHUB_TOKEN, OPENAI_KEY, REGISTRY_KEY]) assert.ok(!log.includes(secret));
 });

@@ -118,8 +118,12 @@ export async function connectSkills(gw: TestGateway): Promise<Client> {
   return client;
 }
 
-export async function startSkillsGateway(env: Record<string, string>) {
-  return startTestGateway({ engine: 'node', env });
+export async function startSkillsGateway(env: Record<string, string>, logLines?: string[]) {
+  return startTestGateway({
+    engine: 'node',
+    env: logLines ? { LOG_LEVEL: 'trace', ...env } : env,
+    ...(logLines ? { logDestination: { write: (line: string) => logLines.push(line) } } : {}),
+  });
 }
 
 /** A tool result's structured content, or its error text as a thrown assertion. */

@@ -36,6 +36,8 @@ export interface CodeSearchHit {
   /** The commit SHA or branch named in the hit's html_url. */
   ref: string | null;
   repoDescription: string | null;
+  /** Git blob SHA of the SKILL.md, so its bytes can be read and checked. */
+  blobSha: string | null;
 }
 
 export interface GitHubOptions {
@@ -314,6 +316,7 @@ export class GitHubClient {
     const data = await this.api<{
       items?: Array<{
         path?: string;
+        sha?: string;
         html_url?: string;
         repository?: { name?: string; owner?: { login?: string }; description?: string | null };
       }>;
@@ -332,6 +335,7 @@ export class GitHubClient {
         ref,
         repoDescription:
           typeof item.repository?.description === 'string' ? item.repository.description : null,
+        blobSha: typeof item.sha === 'string' && /^[0-9a-f]{40}$/.test(item.sha) ? item.sha : null,
       });
     }
     return hits;

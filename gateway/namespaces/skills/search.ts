@@ -5,7 +5,8 @@ import { createUpstreamHttp, type UpstreamHttp } from '../../upstream/http.ts';
 import { CURATED_SKILLS, searchCurated } from './curated.ts';
 import type { GitHubClient } from './github.ts';
 import type { SkillsSettings } from './settings.ts';
-import { formatSource } from './source.ts';
+import { lintSkillMarkdown } from './skill-md.ts';
+import { formatSource, isCommitSha } from './source.ts';
 
 export const PROVIDERS = ['registry', 'github', 'curated'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -138,12 +139,29 @@ export class SkillSearch {
   }
 
   private async githubSearch(query: string, limit: number, signal: AbortSignal): Promise<SearchHit[]> {
-    const hits = await (this.github as GitHubClient).searchCode(query, limit, signal);
-    return hits.map((hit) => {
+    const github = this.github as GitHubClient;
+    const hits = await github.searchCode(query, limit, signal);
+    // Code search names files, not skills: read each SKILL.md (raw host, checked against its
+    // blob SHA; no API quota) so hits carry the author's real description.
+    const descriptions = await Promise.all(
+      hits.map(async (hit, i) => {
+        // The first ten only: enough for a ranked page, bounded fan-out per search.
+        if (i >= 10 || !hit.ref || !isCommitSha(hit.ref) || !hit.blobSha) return null;
+        try {
+          const path = hit.path ? `${hit.path}/SKILL.md` : 'SKILL.md';
+          const bytes = await github.raw(hit.owner, hit.repo, hit.ref, path, hit.blobSha, signal);
+          return lintSkillMarkdown(bytes.subarray(0, 64 * 1024).toString('utf8')).skill.description;
+        } catch (error) {
+          if (signal.aborted) throw error;
+          return null;
+        }
+      }),
+    );
+    return hits.map((hit, i) => {
       const name = hit.path.split('/').pop() || hit.repo;
       return {
         name,
-        description: null,
+        description: descriptions[i] ?? null,
         source: { owner: hit.owner, repo: hit.repo, path: hit.path, ref: hit.ref },
         get: {
           source: hit.ref
