@@ -29,7 +29,9 @@ export function daysBetween(from: string, to: string): number {
 }
 
 export function isValidDate(date: string): boolean {
-  return DATE_PATTERN.test(date) && new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) === date;
+  if (!DATE_PATTERN.test(date)) return false;
+  const parsed = new Date(`${date}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === date;
 }
 
 /** The UTC instant of Pacific midnight starting `date` (PST = UTC−8, PDT = UTC−7). */

@@ -1,0 +1,462 @@
+import { z } from 'zod';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
+import {
+  API_PAGE,
+  checkDate,
+  comparePeriods,
+  comparisonSchema,
+  DIMENSIONS,
+  explicitRange,
+  fetchRows,
+  filterGroups,
+  filterInput,
+  lastDays,
+  listInput,
+  mapRow,
+  metadataOf,
+  metadataSchema,
+  parseAggregation,
+  parseDataState,
+  parseDimensions,
+  parseSearchType,
+  rowSchema,
+  totals,
+} from './analytics.ts';
+import type { QueryBody } from './client.ts';
+import { type GscToolDeps, siteUrl } from './tools-sites.ts';
+
+const days = z
+  .number()
+  .int()
+  .optional()
+  .describe('Exactly this many complete Pacific-time days ending yesterday (default 28).');
+const dimensions = listInput
+  .optional()
+  .describe(`Dimensions as an array or comma-separated string: ${DIMENSIONS.join(', ')} (default query).`);
+const dataState = z
+  .string()
+  .optional()
+  .describe('all (fresh, partly incomplete), final, or hourly_all (with the hour dimension).');
+const searchType = z.string().optional().describe('web (default), image, video, news, discover, googleNews.');
+const rangeShape = {
+  site_url: z.string(),
+  start_date: z.string(),
+  end_date: z.string(),
+  metadata: metadataSchema,
+};
+
+export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
+  const { client, settings, now } = deps;
+  const defaultState = () => settings.dataState;
+
+  return [
+    defineTool({
+      name: 'gsc_search_analytics',
+      title: 'Top search analytics rows for the last N days',
+      description:
+        'Clicks, impressions, CTR (percent) and average position for the last N complete Pacific-time days, grouped by dimensions, top row_limit rows by clicks.',
+      input: z.object({
+        site_url: siteUrl,
+        days,
+        dimensions,
+        row_limit: z.number().int().optional().describe('Rows to return (default 20, at most 25,000).'),
+      }),
+      output: z.object({
+        ...rangeShape,
+        dimensions: z.array(z.string()),
+        row_count: z.number(),
+        rows: z.array(rowSchema),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const range = lastDays(now(), args.days);
+        const dims = parseDimensions(args.dimensions);
+        const rowLimit = args.row_limit === undefined || args.row_limit <= 0 ? 20 : args.row_limit;
+        if (rowLimit > API_PAGE)
+          throw new UpstreamError(
+            'INVALID_ARGUMENT',
+            `row_limit must be at most ${API_PAGE}; use gsc_query with max_rows for more.`,
+          );
+        const response = await client.query(
+          site,
+          {
+            startDate: range.start,
+            endDate: range.end,
+            dimensions: dims,
+            rowLimit,
+            dataState: defaultState(),
+          },
+          signal,
+        );
+        const rows = (response.rows ?? []).map((r) => mapRow(r, dims));
+        return {
+          site_url: site,
+          start_date: range.start,
+          end_date: range.end,
+          dimensions: dims,
+          row_count: rows.length,
+          rows,
+          metadata: metadataOf(response),
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_advanced_search_analytics',
+      title: 'Search analytics with dates, filters, search type and paging',
+      description:
+        'One page of search analytics rows for explicit dates (default: the 28 complete days ending yesterday, Pacific time), with a filter (filter_dimension/filter_operator/filter_expression, or several AND filters in `filters`), search type, data state and start_row paging. sort_by re-sorts only the returned page; has_more/next_start_row say whether more rows exist.',
+      input: z.object({
+        site_url: siteUrl,
+        start_date: z.string().optional(),
+        end_date: z.string().optional(),
+        dimensions,
+        search_type: searchType,
+        row_limit: z.number().int().optional().describe('1 to 25,000 (default 1,000).'),
+        start_row: z.number().int().min(0).optional(),
+        sort_by: z.enum(['clicks', 'impressions', 'ctr', 'position']).optional(),
+        sort_direction: z.string().optional().describe('asc or desc (default desc).'),
+        filter_dimension: z.string().optional(),
+        filter_operator: z.string().optional(),
+        filter_expression: z.string().optional(),
+        filters: z.array(filterInput).optional(),
+        data_state: dataState,
+      }),
+      output: z.object({
+        ...rangeShape,
+        dimensions: z.array(z.string()),
+        search_type: z.string(),
+        data_state: z.string(),
+        filters_applied: z.array(
+          z.object({ dimension: z.string(), operator: z.string(), expression: z.string() }),
+        ),
+        start_row: z.number(),
+        row_limit: z.number(),
+        row_count: z.number(),
+        has_more: z.boolean(),
+        next_start_row: z.number().nullable(),
+        rows: z.array(rowSchema),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const range = explicitRange(now(), args.start_date, args.end_date);
+        const dims = parseDimensions(args.dimensions);
+        const rowLimit =
+          args.row_limit === undefined || args.row_limit <= 0 ? 1000 : Math.min(args.row_limit, API_PAGE);
+        const startRow = args.start_row ?? 0;
+        const filters = [...(args.filters ?? [])];
+        if (args.filter_dimension && args.filter_expression) {
+          filters.push({
+            dimension: args.filter_dimension,
+            expression: args.filter_expression,
+            ...(args.filter_operator ? { operator: args.filter_operator } : {}),
+          });
+        }
+        const groups = filterGroups(filters);
+        const type = parseSearchType(args.search_type);
+        const state = parseDataState(args.data_state, defaultState());
+        const response = await client.query(
+          site,
+          {
+            startDate: range.start,
+            endDate: range.end,
+            dimensions: dims,
+            type,
+            rowLimit,
+            startRow,
+            dataState: state,
+            ...(groups ? { dimensionFilterGroups: groups } : {}),
+          },
+          signal,
+        );
+        const rows = (response.rows ?? []).map((r) => mapRow(r, dims));
+        if (args.sort_by) {
+          const key = args.sort_by;
+          const sign = /^asc/i.test(args.sort_direction ?? '') ? 1 : -1;
+          rows.sort((a, b) => sign * (a[key] - b[key]));
+        }
+        const hasMore = rows.length === rowLimit;
+        return {
+          site_url: site,
+          start_date: range.start,
+          end_date: range.end,
+          dimensions: dims,
+          search_type: type,
+          data_state: state,
+          filters_applied: groups?.[0]?.filters ?? [],
+          start_row: startRow,
+          row_limit: rowLimit,
+          row_count: rows.length,
+          has_more: hasMore,
+          next_start_row: hasMore ? startRow + rows.length : null,
+          rows,
+          metadata: metadataOf(response),
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_performance_overview',
+      title: 'Totals and daily trend',
+      description:
+        'Totals (exact, from a query without dimensions) and the daily trend for the last N complete Pacific-time days.',
+      input: z.object({ site_url: siteUrl, days }),
+      output: z.object({
+        ...rangeShape,
+        totals: rowSchema.omit({ keys: true }),
+        daily_trend: z.array(
+          z.object({
+            date: z.string(),
+            clicks: z.number(),
+            impressions: z.number(),
+            ctr: z.number(),
+            position: z.number(),
+          }),
+        ),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const range = lastDays(now(), args.days);
+        const base = { startDate: range.start, endDate: range.end, dataState: defaultState() };
+        const [overall, daily] = await Promise.all([
+          client.query(site, { ...base, rowLimit: 1 }, signal),
+          client.query(site, { ...base, dimensions: ['date'], rowLimit: 1000 }, signal),
+        ]);
+        const total = overall.rows?.[0];
+        const trend = (daily.rows ?? [])
+          .map((r) => ({ date: r.keys?.[0] ?? '', ...mapRow(r, []) }))
+          .sort((a, b) => a.date.localeCompare(b.date));
+        return {
+          site_url: site,
+          start_date: range.start,
+          end_date: range.end,
+          totals: total ? mapRow(total, []) : totals([]),
+          daily_trend: trend,
+          metadata: metadataOf(daily),
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_compare_periods',
+      title: 'Compare two date ranges per key',
+      description:
+        'Per-key clicks/impressions/position for two periods and their deltas. Keys present in one period only are kept with null for the other period (status only_period1/only_period2); percentage change is null when period 1 had no clicks.',
+      input: z.object({
+        site_url: siteUrl,
+        period1_start: z.string(),
+        period1_end: z.string(),
+        period2_start: z.string(),
+        period2_end: z.string(),
+        dimensions,
+        limit: z.number().int().optional().describe('Comparisons to return (default 10).'),
+        sort_by: z.enum(['period2_clicks', 'clicks_delta', 'abs_clicks_delta']).optional(),
+        search_type: searchType,
+        data_state: dataState,
+        row_limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(API_PAGE)
+          .optional()
+          .describe('Rows fetched per period (default 5,000).'),
+      }),
+      output: z.object({
+        site_url: z.string(),
+        period1: z.tuple([z.string(), z.string()]),
+        period2: z.tuple([z.string(), z.string()]),
+        dimensions: z.array(z.string()),
+        search_type: z.string(),
+        summary: z.object({ keys: z.number(), only_period1: z.number(), only_period2: z.number() }),
+        comparisons: z.array(comparisonSchema),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const p1 = [
+          checkDate(args.period1_start, 'period1_start'),
+          checkDate(args.period1_end, 'period1_end'),
+        ] as [string, string];
+        const p2 = [
+          checkDate(args.period2_start, 'period2_start'),
+          checkDate(args.period2_end, 'period2_end'),
+        ] as [string, string];
+        const dims = parseDimensions(args.dimensions);
+        const type = parseSearchType(args.search_type);
+        const state = parseDataState(args.data_state, defaultState());
+        const body = (range: [string, string]): QueryBody => ({
+          startDate: range[0],
+          endDate: range[1],
+          dimensions: dims,
+          type,
+          dataState: state,
+          rowLimit: args.row_limit ?? 5000,
+        });
+        const [r1, r2] = await Promise.all([
+          client.query(site, body(p1), signal),
+          client.query(site, body(p2), signal),
+        ]);
+        const all = comparePeriods(
+          (r1.rows ?? []).map((r) => mapRow(r, dims)),
+          (r2.rows ?? []).map((r) => mapRow(r, dims)),
+        );
+        const sortBy = args.sort_by ?? 'period2_clicks';
+        const score = (c: (typeof all)[number]) =>
+          sortBy === 'clicks_delta'
+            ? c.clicks_delta
+            : sortBy === 'abs_clicks_delta'
+              ? Math.abs(c.clicks_delta)
+              : (c.period2?.clicks ?? -1) * 1e6 + (c.period1?.clicks ?? 0);
+        all.sort((a, b) => score(b) - score(a));
+        return {
+          site_url: site,
+          period1: p1,
+          period2: p2,
+          dimensions: dims,
+          search_type: type,
+          summary: {
+            keys: all.length,
+            only_period1: all.filter((c) => c.status === 'only_period1').length,
+            only_period2: all.filter((c) => c.status === 'only_period2').length,
+          },
+          comparisons: all.slice(0, args.limit === undefined || args.limit <= 0 ? 10 : args.limit),
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_search_by_page_query',
+      title: 'Queries that bring visitors to one page',
+      description: 'The queries leading to one page over the last N complete days, with the page totals.',
+      input: z.object({
+        site_url: siteUrl,
+        page_url: z.string().min(1),
+        days,
+        row_limit: z.number().int().optional().describe('Default 20, at most 25,000.'),
+      }),
+      output: z.object({
+        ...rangeShape,
+        page_url: z.string(),
+        totals: rowSchema.omit({ keys: true }),
+        row_count: z.number(),
+        rows: z.array(rowSchema),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const range = lastDays(now(), args.days);
+        const rowLimit = Math.min(
+          args.row_limit === undefined || args.row_limit <= 0 ? 20 : args.row_limit,
+          API_PAGE,
+        );
+        const base = {
+          startDate: range.start,
+          endDate: range.end,
+          dataState: defaultState(),
+          dimensionFilterGroups: filterGroups([
+            { dimension: 'page', operator: 'equals', expression: args.page_url },
+          ]),
+        };
+        const [byQuery, overall] = await Promise.all([
+          client.query(site, { ...base, dimensions: ['query'], rowLimit }, signal),
+          client.query(site, { ...base, rowLimit: 1 }, signal),
+        ]);
+        const rows = (byQuery.rows ?? []).map((r) => mapRow(r, ['query']));
+        const total = overall.rows?.[0];
+        return {
+          site_url: site,
+          page_url: args.page_url,
+          start_date: range.start,
+          end_date: range.end,
+          totals: total ? mapRow(total, []) : totals([]),
+          row_count: rows.length,
+          rows,
+          metadata: metadataOf(byQuery),
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_query',
+      title: 'Search analytics: the full request',
+      description: `Every searchAnalytics.query field: dates, dimensions (incl. hour with data_state hourly_all), search_type, several AND filters with all six operators, aggregation_type, data_state. Pages automatically past 25,000 rows up to max_rows (default 25,000; hard cap from GSC_MAX_ROWS) and says truncated when rows were left.`,
+      input: z.object({
+        site_url: siteUrl,
+        start_date: z.string().optional(),
+        end_date: z.string().optional(),
+        days,
+        dimensions,
+        search_type: searchType,
+        filters: z.array(filterInput).optional(),
+        aggregation_type: z.string().optional().describe('auto, byPage, byProperty or byNewsShowcasePanel.'),
+        data_state: dataState,
+        start_row: z.number().int().min(0).optional(),
+        max_rows: z.number().int().min(1).optional(),
+      }),
+      output: z.object({
+        ...rangeShape,
+        dimensions: z.array(z.string()),
+        search_type: z.string(),
+        data_state: z.string(),
+        aggregation_type: z.string().nullable(),
+        row_count: z.number(),
+        truncated: z.boolean(),
+        pages_fetched: z.number(),
+        rows: z.array(rowSchema),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const range =
+          args.start_date || args.end_date
+            ? explicitRange(now(), args.start_date, args.end_date)
+            : lastDays(now(), args.days);
+        const dims = parseDimensions(args.dimensions, []);
+        const type = parseSearchType(args.search_type);
+        const state = parseDataState(args.data_state, dims.includes('hour') ? 'hourly_all' : defaultState());
+        if (dims.includes('hour') && state !== 'hourly_all') {
+          throw new UpstreamError('INVALID_ARGUMENT', 'The hour dimension needs data_state hourly_all.');
+        }
+        const maxRows = args.max_rows ?? API_PAGE;
+        if (maxRows > settings.maxRows) {
+          throw new UpstreamError(
+            'INVALID_ARGUMENT',
+            `max_rows must be at most ${settings.maxRows} (GSC_MAX_ROWS).`,
+          );
+        }
+        const aggregation = parseAggregation(args.aggregation_type);
+        const groups = filterGroups(args.filters ?? []);
+        const fetched = await fetchRows(
+          client,
+          site,
+          {
+            startDate: range.start,
+            endDate: range.end,
+            dimensions: dims,
+            type,
+            dataState: state,
+            ...(groups ? { dimensionFilterGroups: groups } : {}),
+            ...(aggregation ? { aggregationType: aggregation } : {}),
+            ...(args.start_row ? { startRow: args.start_row } : {}),
+          },
+          maxRows,
+          signal,
+        );
+        return {
+          site_url: site,
+          start_date: range.start,
+          end_date: range.end,
+          dimensions: dims,
+          search_type: type,
+          data_state: state,
+          aggregation_type: fetched.response.responseAggregationType ?? aggregation ?? null,
+          row_count: fetched.rows.length,
+          truncated: fetched.truncated,
+          pages_fetched: fetched.pages,
+          rows: fetched.rows.map((r) => mapRow(r, dims)),
+          metadata: metadataOf(fetched.response),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,215 @@
+import { z } from 'zod';
+import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
+import { type GscToolDeps, siteUrl } from './tools-sites.ts';
+
+export const MAX_BATCH_URLS = 50;
+export const INSPECT_CONCURRENCY = 5;
+
+type Obj = Record<string, unknown>;
+const str = (v: unknown) => (typeof v === 'string' ? v : null);
+const arr = (v: unknown) => (Array.isArray(v) ? (v as unknown[]).map(String) : []);
+
+export function flattenInspection(url: string, result: Obj | undefined) {
+  const idx = (result?.indexStatusResult ?? {}) as Obj;
+  const rich = (result?.richResultsResult ?? {}) as Obj;
+  const amp = (result?.ampResult ?? {}) as Obj;
+  const detected = Array.isArray(rich.detectedItems) ? (rich.detectedItems as Obj[]) : [];
+  return {
+    url,
+    verdict: str(idx.verdict),
+    coverage_state: str(idx.coverageState),
+    indexing_state: str(idx.indexingState),
+    last_crawl_time: str(idx.lastCrawlTime),
+    crawled_as: str(idx.crawledAs),
+    google_canonical: str(idx.googleCanonical),
+    user_canonical: str(idx.userCanonical),
+    robots_txt_state: str(idx.robotsTxtState),
+    page_fetch_state: str(idx.pageFetchState),
+    referring_urls: arr(idx.referringUrls),
+    sitemaps: arr(idx.sitemap),
+    rich_results_verdict: str(rich.verdict),
+    rich_results: detected.map((d) => ({
+      type: str(d.richResultType),
+      items: (Array.isArray(d.items) ? (d.items as Obj[]) : []).map((item) => ({
+        name: str(item.name),
+        issues: (Array.isArray(item.issues) ? (item.issues as Obj[]) : []).map((issue) => ({
+          message: str(issue.issueMessage),
+          severity: str(issue.severity),
+        })),
+      })),
+    })),
+    amp_verdict: str(amp.verdict),
+    report_link: str(result?.inspectionResultLink),
+  };
+}
+
+const inspectionSchema = z.object({
+  url: z.string(),
+  verdict: z.string().nullable(),
+  coverage_state: z.string().nullable(),
+  indexing_state: z.string().nullable(),
+  last_crawl_time: z.string().nullable(),
+  crawled_as: z.string().nullable(),
+  google_canonical: z.string().nullable(),
+  user_canonical: z.string().nullable(),
+  robots_txt_state: z.string().nullable(),
+  page_fetch_state: z.string().nullable(),
+  referring_urls: z.array(z.string()),
+  sitemaps: z.array(z.string()),
+  rich_results_verdict: z.string().nullable(),
+  rich_results: z.array(z.unknown()),
+  amp_verdict: z.string().nullable(),
+  report_link: z.string().nullable(),
+});
+const batchItem = inspectionSchema
+  .partial()
+  .extend({ url: z.string(), error: z.string().optional(), error_code: z.string().optional() });
+
+/**
+ * The origin's `urls` string split on commas broke URLs that contain commas: a string is split
+ * on newlines, and on commas only where the next item starts with http(s)://.
+ */
+export function parseUrls(value: string | string[]): string[] {
+  const items = Array.isArray(value) ? value : value.split(/\s*\n\s*|,\s*(?=https?:\/\/)/);
+  return [...new Set(items.map((u) => u.trim()).filter(Boolean))];
+}
+
+async function mapPool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+const urlsInput = z
+  .union([z.string(), z.array(z.string())])
+  .describe(`Up to ${MAX_BATCH_URLS} URLs: an array, or a newline-separated string.`);
+const languageCode = z
+  .string()
+  .optional()
+  .describe('BCP-47 language for translated issue messages, e.g. en-US.');
+
+export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
+  const { client } = deps;
+
+  async function batch(
+    siteUrlArg: string,
+    urlsArg: string | string[],
+    lang: string | undefined,
+    signal: AbortSignal,
+  ) {
+    const site = deps.site(siteUrlArg);
+    const urls = parseUrls(urlsArg);
+    if (urls.length === 0)
+      throw new UpstreamError('INVALID_ARGUMENT', 'urls is empty: give at least one URL.');
+    if (urls.length > MAX_BATCH_URLS) {
+      throw new UpstreamError(
+        'INVALID_ARGUMENT',
+        `urls holds ${urls.length} URLs; at most ${MAX_BATCH_URLS} per call (URL Inspection allows 2,000 per property per day). Split the list.`,
+      );
+    }
+    const results = await mapPool(urls, INSPECT_CONCURRENCY, async (url) => {
+      try {
+        return flattenInspection(url, (await client.inspect(site, url, lang, signal)).inspectionResult);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const e = error as ToolError;
+        return { url, error: e.message, ...(e instanceof ToolError ? { error_code: e.code } : {}) };
+      }
+    });
+    return { site, results };
+  }
+
+  return [
+    defineTool({
+      name: 'gsc_inspect_url',
+      title: 'Inspect one URL',
+      description:
+        "Google's index status of one URL of the property: verdict, coverage, canonical URLs, robots.txt, fetch state, last crawl, sitemaps, rich-result items and issues.",
+      input: z.object({ site_url: siteUrl, page_url: z.string().min(1), language_code: languageCode }),
+      output: inspectionSchema,
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const response = await client.inspect(site, args.page_url, args.language_code, signal);
+        return flattenInspection(args.page_url, response.inspectionResult);
+      },
+    }),
+    defineTool({
+      name: 'gsc_batch_inspect_urls',
+      title: 'Inspect up to 50 URLs',
+      description: `Inspects up to ${MAX_BATCH_URLS} URLs, ${INSPECT_CONCURRENCY} at a time. A URL that fails gets its own error entry; the others still answer.`,
+      input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
+      output: z.object({
+        site_url: z.string(),
+        count: z.number(),
+        error_count: z.number(),
+        results: z.array(batchItem),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
+        return {
+          site_url: site,
+          count: results.length,
+          error_count: results.filter((r) => 'error' in r).length,
+          results,
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_check_indexing_issues',
+      title: 'Audit indexing of up to 50 URLs',
+      description:
+        'Inspects up to 50 URLs and summarises: indexed (verdict PASS), not indexed, canonical mismatches, robots.txt blocks, fetch failures and URLs that could not be inspected.',
+      input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
+      output: z.object({
+        site_url: z.string(),
+        summary: z.object({
+          total: z.number(),
+          indexed: z.number(),
+          not_indexed: z.number(),
+          canonical_mismatch: z.array(z.string()),
+          robots_blocked: z.array(z.string()),
+          fetch_failed: z.array(z.string()),
+          errored: z.array(z.string()),
+        }),
+        results: z.array(batchItem),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
+        const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));
+        return {
+          site_url: site,
+          summary: {
+            total: results.length,
+            indexed: ok.filter((r) => r.verdict === 'PASS').length,
+            not_indexed: ok.filter((r) => r.verdict !== 'PASS').length,
+            canonical_mismatch: ok
+              .filter(
+                (r) => r.google_canonical && r.user_canonical && r.google_canonical !== r.user_canonical,
+              )
+              .map((r) => r.url),
+            robots_blocked: ok
+              .filter((r) => r.robots_txt_state && r.robots_txt_state !== 'ALLOWED')
+              .map((r) => r.url),
+            fetch_failed: ok
+              .filter((r) => r.page_fetch_state && r.page_fetch_state !== 'SUCCESSFUL')
+              .map((r) => r.url),
+            errored: results.filter((r) => 'error' in r).map((r) => r.url),
+          },
+          results,
+        };
+      },
+    }),
+  ];
+}

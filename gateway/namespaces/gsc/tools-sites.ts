@@ -1,0 +1,240 @@
+import { z } from 'zod';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import { ANNOTATIONS, requireReady } from '../../upstream/namespace-kit.ts';
+import type { GscClient } from './client.ts';
+import type { GscSettings } from './settings.ts';
+
+export interface GscToolDeps {
+  client: GscClient;
+  settings: GscSettings;
+  now: () => number;
+  /** Checks readiness and the property allowlist; returns the property to use. */
+  site(siteUrl: string): string;
+  ready(): void;
+}
+
+export function makeDeps(client: GscClient, settings: GscSettings, now: () => number): GscToolDeps {
+  const ready = () => requireReady(settings.readiness, 'gsc');
+  return {
+    client,
+    settings,
+    now,
+    ready,
+    site(siteUrl) {
+      ready();
+      const site = siteUrl.trim();
+      if (settings.allowedSites.length && !settings.allowedSites.includes(site)) {
+        throw new UpstreamError(
+          'PERMISSION_DENIED',
+          `${site} is not in GSC_ALLOWED_SITES on this gateway. Allowed: ${settings.allowedSites.join(', ')}.`,
+        );
+      }
+      return site;
+    },
+  };
+}
+
+export const siteUrl = z
+  .string()
+  .min(1)
+  .describe(
+    'Property exactly as Search Console names it: "sc-domain:example.com" or "https://www.example.com/" (trailing slash).',
+  );
+const sitemapUrl = z
+  .string()
+  .min(1)
+  .describe('Full URL of the sitemap, e.g. https://www.example.com/sitemap.xml');
+
+function gate(settings: GscSettings, kind: 'write' | 'delete', tool: string): void {
+  const [enabled, name] =
+    kind === 'write'
+      ? [settings.allowWrite, 'GSC_ALLOW_WRITE']
+      : [settings.allowDestructive, 'GSC_ALLOW_DESTRUCTIVE'];
+  if (!enabled) {
+    throw new UpstreamError(
+      'PERMISSION_DENIED',
+      `${tool} is disabled on this gateway: the operator must set ${name}=true (and restart) to allow it.`,
+    );
+  }
+}
+
+/** int64 fields arrive as JSON strings ("12"); absent ones become null, not 0. */
+export function int64(value: unknown): number | null {
+  if (value === undefined || value === null || value === '') return null;
+  const n = typeof value === 'number' ? value : Number(value);
+  return Number.isFinite(n) ? n : null;
+}
+
+export function mapSitemap(raw: Record<string, unknown>) {
+  const contents = Array.isArray(raw.contents) ? (raw.contents as Array<Record<string, unknown>>) : [];
+  return {
+    path: String(raw.path ?? ''),
+    type: (raw.type as string | undefined) ?? null,
+    last_submitted: (raw.lastSubmitted as string | undefined) ?? null,
+    last_downloaded: (raw.lastDownloaded as string | undefined) ?? null,
+    is_pending: raw.isPending === true,
+    is_sitemaps_index: raw.isSitemapsIndex === true,
+    warnings: int64(raw.warnings),
+    errors: int64(raw.errors),
+    contents: contents.map((c) => ({
+      type: (c.type as string | undefined) ?? null,
+      submitted: int64(c.submitted),
+      indexed: int64(c.indexed),
+    })),
+  };
+}
+
+const sitemapSchema = z.object({
+  path: z.string(),
+  type: z.string().nullable(),
+  last_submitted: z.string().nullable(),
+  last_downloaded: z.string().nullable(),
+  is_pending: z.boolean(),
+  is_sitemaps_index: z.boolean(),
+  warnings: z.number().nullable(),
+  errors: z.number().nullable(),
+  contents: z.array(
+    z.object({
+      type: z.string().nullable(),
+      submitted: z.number().nullable(),
+      indexed: z.number().nullable(),
+    }),
+  ),
+});
+const statusResult = z.object({ status: z.literal('ok'), site_url: z.string(), message: z.string() });
+
+export function siteTools(deps: GscToolDeps): ToolDefinition[] {
+  const { client, settings } = deps;
+  return [
+    defineTool({
+      name: 'gsc_list_properties',
+      title: 'List Search Console properties',
+      description:
+        'Lists the properties the credentials can access, with permission levels. Use the exact site_url strings it returns in the other tools.',
+      input: z.object({}),
+      output: z.object({
+        count: z.number(),
+        properties: z.array(z.object({ site_url: z.string(), permission_level: z.string() })),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(_args, { signal }) {
+        deps.ready();
+        const sites = (await client.listSites(signal)).siteEntry ?? [];
+        const properties = sites
+          .filter((s) => !settings.allowedSites.length || settings.allowedSites.includes(s.siteUrl))
+          .map((s) => ({ site_url: s.siteUrl, permission_level: s.permissionLevel }));
+        return { count: properties.length, properties };
+      },
+    }),
+    defineTool({
+      name: 'gsc_get_site_details',
+      title: 'Get one Search Console property',
+      description: "One property's permission level.",
+      input: z.object({ site_url: siteUrl }),
+      output: z.object({ site_url: z.string(), permission_level: z.string() }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const entry = await client.getSite(site, signal);
+        return { site_url: entry.siteUrl ?? site, permission_level: entry.permissionLevel };
+      },
+    }),
+    defineTool({
+      name: 'gsc_add_site',
+      title: 'Add a Search Console property',
+      description:
+        'Adds a property to the account (it still needs verification in Search Console). Needs GSC_ALLOW_WRITE=true.',
+      input: z.object({ site_url: siteUrl }),
+      output: statusResult,
+      annotations: ANNOTATIONS.write,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        gate(settings, 'write', 'gsc_add_site');
+        await client.addSite(site, signal);
+        return { status: 'ok' as const, site_url: site, message: 'property added' };
+      },
+    }),
+    defineTool({
+      name: 'gsc_delete_site',
+      title: 'Remove a Search Console property',
+      description: 'Removes a property from the account. Needs GSC_ALLOW_DESTRUCTIVE=true.',
+      input: z.object({ site_url: siteUrl }),
+      output: statusResult,
+      annotations: ANNOTATIONS.destroy,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        gate(settings, 'delete', 'gsc_delete_site');
+        await client.deleteSite(site, signal);
+        return { status: 'ok' as const, site_url: site, message: 'property removed' };
+      },
+    }),
+    defineTool({
+      name: 'gsc_list_sitemaps',
+      title: 'List sitemaps of a property',
+      description:
+        'Sitemaps submitted for a property (or the children of sitemap_index) with status, warnings, errors and submitted/indexed counts.',
+      input: z.object({ site_url: siteUrl, sitemap_index: z.string().optional() }),
+      output: z.object({
+        site_url: z.string(),
+        count: z.number(),
+        pending_count: z.number(),
+        sitemaps: z.array(sitemapSchema),
+      }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        const sitemaps = ((await client.listSitemaps(site, args.sitemap_index, signal)).sitemap ?? []).map(
+          mapSitemap,
+        );
+        return {
+          site_url: site,
+          count: sitemaps.length,
+          pending_count: sitemaps.filter((s) => s.is_pending).length,
+          sitemaps,
+        };
+      },
+    }),
+    defineTool({
+      name: 'gsc_get_sitemap',
+      title: 'Get one sitemap',
+      description: 'Status of one submitted sitemap.',
+      input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+      output: sitemapSchema.extend({ site_url: z.string() }),
+      annotations: ANNOTATIONS.read,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        return { site_url: site, ...mapSitemap(await client.getSitemap(site, args.sitemap_url, signal)) };
+      },
+    }),
+    defineTool({
+      name: 'gsc_submit_sitemap',
+      title: 'Submit a sitemap',
+      description: 'Submits (or re-submits) a sitemap for crawling. Needs GSC_ALLOW_WRITE=true.',
+      input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+      output: statusResult,
+      annotations: ANNOTATIONS.write,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        gate(settings, 'write', 'gsc_submit_sitemap');
+        await client.submitSitemap(site, args.sitemap_url, signal);
+        return { status: 'ok' as const, site_url: site, message: `sitemap submitted: ${args.sitemap_url}` };
+      },
+    }),
+    defineTool({
+      name: 'gsc_delete_sitemap',
+      title: 'Delete a sitemap',
+      description:
+        'Removes a sitemap from the property (the file itself is untouched). Needs GSC_ALLOW_DESTRUCTIVE=true.',
+      input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+      output: statusResult,
+      annotations: ANNOTATIONS.destroy,
+      async handler(args, { signal }) {
+        const site = deps.site(args.site_url);
+        gate(settings, 'delete', 'gsc_delete_sitemap');
+        await client.deleteSitemap(site, args.sitemap_url, signal);
+        return { status: 'ok' as const, site_url: site, message: `sitemap deleted: ${args.sitemap_url}` };
+      },
+    }),
+  ];
+}
