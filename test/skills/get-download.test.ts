@@ -334,3 +334,24 @@ test('the GitHub token never appears in results or error messages', async () => 
   const failed = await get({ source: 'acme/kit/skills/nope' });
   assert.ok(!JSON.stringify([ok, failed]).includes(GITHUB_TOKEN));
 });
+
+test('origin weakness: unauthenticated GitHub (60 calls an hour) — GITHUB_TOKEN goes to every API call, never to the raw host', async () => {
+  structured<GetResult>(await get({ source: 'acme/kit/skills/pdf-tools' }));
+  assert.ok(github.api.requests.length > 0);
+  // Calls answered by a fault script (the rate-limit test) never reach the counting handler.
+  const faulted = github.api.count('GET /repos/acme/limited');
+  assert.equal(github.auth.apiWithToken, github.api.requests.length - faulted);
+  assert.equal(github.auth.rawWithAuthorization, 0);
+});
+
+test('a commit-pinned source is served from the cache keyed by its SHA', async () => {
+  const commit = github.commitOf('acme/kit', 'main');
+  const source = `acme/kit@${commit}:skills/v1.2`;
+  structured<GetResult>(await get({ source }));
+  const api = github.api.requests.length;
+  const raw = github.raw.requests.length;
+  const again = structured<GetResult>(await get({ source }));
+  assert.equal(again.provenance.commit, commit);
+  assert.equal(github.api.requests.length, api, 'no API call the second time');
+  assert.equal(github.raw.requests.length, raw, 'no raw read the second time');
+});

@@ -127,6 +127,8 @@ function recursive(built: Built, sha: string, prefix = ''): TreeItem[] {
 export interface GitHubContract {
   api: LoopbackServer;
   raw: LoopbackServer;
+  /** API calls that carried the configured token, and raw-host calls that carried any Authorization. */
+  auth: { apiWithToken: number; rawWithAuthorization: number };
   /** Commit SHA a branch or tag of a fixture repo points at. */
   commitOf(repo: string, ref: string): string;
   close(): Promise<void>;
@@ -140,6 +142,7 @@ export async function startGitHubContract(
 ): Promise<GitHubContract> {
   const built = build(repos);
   const notFound = { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' };
+  const counted = { apiWithToken: 0, rawWithAuthorization: 0 };
 
   const api = await startLoopback((req, res) => {
     if (!req.headers['user-agent']) {
@@ -155,6 +158,7 @@ export async function startGitHubContract(
       return;
     }
     const auth = req.headers.authorization;
+    if (auth !== undefined && auth === `Bearer ${token}`) counted.apiWithToken++;
     if (auth !== undefined && auth !== `Bearer ${token}`) {
       sendJson(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
       return;
@@ -283,6 +287,7 @@ export async function startGitHubContract(
   });
 
   const raw = await startLoopback((req, res) => {
+    if (req.headers.authorization !== undefined) counted.rawWithAuthorization++;
     const parts = req.path.split('?')[0]?.split('/').filter(Boolean).map(decodeURIComponent) ?? [];
     const [owner, name, ref, ...path] = parts;
     const full = `${owner}/${name}`;
@@ -318,6 +323,7 @@ export async function startGitHubContract(
   return {
     api,
     raw,
+    auth: counted,
     commitOf(repoName, ref) {
       return built.get(repoName.toLowerCase())?.refShas.get(ref) as string;
     },
