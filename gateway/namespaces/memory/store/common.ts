@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import type { EmbeddingStatus, MemoryRecord } from './types.ts';
+
+/**
+ * The form two writes must share to count as the same memory: Unicode NFC, surrounding
+ * whitespace trimmed and inner runs of whitespace collapsed. Case and punctuation count.
+ */
+export function contentHash(content: string): string {
+  const normalised = content.normalize('NFC').trim().replace(/\s+/gu, ' ');
+  return createHash('sha256').update(normalised).digest('hex');
+}
+
+/** Words for the keyword arm; anything else (quotes, operators) is dropped, so no query can be malformed. */
+export function searchTerms(query: string): string[] {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return [...new Set(words)].slice(0, 64);
+}
+
+export class CursorError extends Error {
+  constructor() {
+    super('cursor is not valid here; pass next_cursor from the previous page unchanged');
+  }
+}
+
+export function encodeCursor(parts: (string | number)[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+
+/** Decodes a cursor made by encodeCursor with the given tag as its first part. */
+export function decodeCursor(cursor: string, tag: string, length: number): (string | number)[] {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new CursorError();
+  }
+  if (
+    !Array.isArray(parts) ||
+    parts.length !== length ||
+    parts[0] !== tag ||
+    !parts.every((p) => typeof p === 'number' || typeof p === 'string')
+  ) {
+    throw new CursorError();
+  }
+  return parts as (string | number)[];
+}
+
+export interface MemoryRow {
+  id: number;
+  public_id: string;
+  namespace: string;
+  key: string | null;
+  content: string;
+  content_hash: string;
+  tags: string | string[];
+  metadata: string | Record<string, string>;
+  pinned: number | boolean;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  embedding_status: string;
+}
+
+/** SQLite hands tags and metadata back as JSON text, Postgres as arrays and objects. */
+export function toRecord(row: MemoryRow): MemoryRecord {
+  return {
+    id: row.public_id,
+    content: row.content,
+    tags: typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags,
+    metadata: typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata,
+    namespace: row.namespace,
+    key: row.key,
+    pinned: Boolean(row.pinned),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    embeddingStatus: row.embedding_status as EmbeddingStatus,
+  };
+}
+
+export function unionTags(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])];
+}
+
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Applies an RFC 7386 merge-patch of flat string values; keys come out sorted so equal maps compare equal. */
+export function mergeMetadata(
+  current: Record<string, string>,
+  patch: Record<string, string | null>,
+): Record<string, string> {
+  const merged: Record<string, string> = { ...current };
+  for (const [name, value] of Object.entries(patch)) {
+    if (value === null) delete merged[name];
+    else merged[name] = value;
+  }
+  return sortedMetadata(merged);
+}
+
+export function sortedMetadata(metadata: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export const RRF_K = 60;
+
+/** Keeps a page under the response size budget; always returns at least one row so paging advances. */
+export function pageBySize(
+  rows: MemoryRow[],
+  limit: number,
+  maxBytes: number,
+): { memories: MemoryRecord[]; nextCursor: string | null } {
+  const memories: MemoryRecord[] = [];
+  let bytes = 0;
+  let lastId = 0;
+  for (const row of rows.slice(0, limit)) {
+    const record = toRecord(row);
+    const size = Buffer.byteLength(JSON.stringify(record));
+    if (memories.length > 0 && bytes + size > maxBytes) break;
+    memories.push(record);
+    bytes += size;
+    lastId = Number(row.id);
+  }
+  const more = memories.length < rows.length;
+  return { memories, nextCursor: more ? encodeCursor(['x', lastId]) : null };
+}

@@ -1,0 +1,462 @@
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { openSqlite, runSqliteMigrations, type SqliteDatabase } from '../../../store/index.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  type MemoryRow,
+  mergeMetadata,
+  pageBySize,
+  RRF_K,
+  sameJson,
+  sortedMetadata,
+  toRecord,
+  unionTags,
+} from './common.ts';
+import { narrowsBeyondKey, sqliteFilter } from './sqlite-filter.ts';
+import { DROP_VECTOR_TABLE_SQL, SQLITE_MIGRATIONS, vectorTableSql } from './sqlite-schema.ts';
+import {
+  type EmbeddingModelInfo,
+  type MemoryFilter,
+  MemoryLimitError,
+  type MemoryRecord,
+  type MemoryStats,
+  type MemoryStore,
+  type Page,
+  type PendingEmbedding,
+  type SearchHit,
+  type SearchRequest,
+  type UpdatePatch,
+  type WriteInput,
+  type WriteResult,
+} from './types.ts';
+
+const MODEL_SETTING = 'embedding_model';
+
+/**
+ * The embedded store: one SQLite file under DATA_DIR. Each gateway thread or process
+ * opens its own connection; every write runs in an IMMEDIATE transaction, so the
+ * read-check-write steps (upsert, dedup, cap) are atomic across all of them.
+ */
+export class SqliteMemoryStore implements MemoryStore {
+  readonly engine = 'sqlite' as const;
+  private readonly db: SqliteDatabase;
+  private readonly statements = new Map<string, Database.Statement<unknown[]>>();
+  private hasVectors = false;
+
+  constructor(file: string) {
+    this.db = openSqlite(file);
+    sqliteVec.load(this.db);
+    runSqliteMigrations(this.db, 'memory', SQLITE_MIGRATIONS);
+    this.refreshVectorTable();
+  }
+
+  private refreshVectorTable(): void {
+    this.hasVectors =
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'").get() !==
+      undefined;
+  }
+
+  private st(sql: string): Database.Statement<unknown[]> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<unknown[]>(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private row(apiKeyId: string, id: string, now: number): MemoryRow | undefined {
+    return this.st(
+      'SELECT * FROM memories WHERE public_id = ? AND api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)',
+    ).get(id, apiKeyId, now) as MemoryRow | undefined;
+  }
+
+  private byId(rowId: number): MemoryRecord {
+    return toRecord(this.st('SELECT * FROM memories WHERE id = ?').get(rowId) as MemoryRow);
+  }
+
+  async write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
+    const run = this.db.transaction((): WriteResult => {
+      // Expired rows are gone for every purpose: they neither block a key nor count to the cap.
+      this.st('DELETE FROM memories WHERE api_key_id = ? AND expires_at IS NOT NULL AND expires_at <= ?').run(
+        apiKeyId,
+        now,
+      );
+      const metadata = JSON.stringify(sortedMetadata(input.metadata));
+      const tags = JSON.stringify(input.tags);
+      if (input.key !== null) {
+        const existing = this.st(
+          'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND key = ?',
+        ).get(apiKeyId, input.namespace, input.key) as MemoryRow | undefined;
+        if (existing) {
+          const same =
+            existing.content === input.content &&
+            existing.tags === tags &&
+            existing.metadata === metadata &&
+            Boolean(existing.pinned) === input.pinned &&
+            existing.expires_at === input.expiresAt;
+          if (same) return { memory: toRecord(existing), status: 'unchanged', evictedIds: [] };
+          const changed = existing.content_hash !== input.contentHash;
+          this.st(
+            `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
+               updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END WHERE id = ?`,
+          ).run(
+            input.content,
+            input.contentHash,
+            tags,
+            metadata,
+            input.pinned ? 1 : 0,
+            input.expiresAt,
+            now,
+            changed ? 1 : 0,
+            existing.id,
+          );
+          return { memory: this.byId(existing.id), status: 'updated', evictedIds: [] };
+        }
+      } else if (input.dedupe === 'exact') {
+        const twin = this.st(
+          'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND content_hash = ? ORDER BY id LIMIT 1',
+        ).get(apiKeyId, input.namespace, input.contentHash) as MemoryRow | undefined;
+        if (twin) {
+          const merged = unionTags(JSON.parse(twin.tags as string), input.tags);
+          if (
+            merged.length !== (JSON.parse(twin.tags as string) as string[]).length ||
+            (input.pinned && !twin.pinned)
+          ) {
+            this.st('UPDATE memories SET tags = ?, pinned = ?, updated_at = ? WHERE id = ?').run(
+              JSON.stringify(merged),
+              input.pinned || twin.pinned ? 1 : 0,
+              now,
+              twin.id,
+            );
+          }
+          return { memory: this.byId(twin.id), status: 'unchanged', evictedIds: [] };
+        }
+      }
+      const evictedIds = this.makeRoom(apiKeyId, maxPerKey);
+      const inserted = this.st(
+        `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
+           expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        randomUUID(),
+        apiKeyId,
+        input.namespace,
+        input.key,
+        input.content,
+        input.contentHash,
+        tags,
+        metadata,
+        input.pinned ? 1 : 0,
+        input.expiresAt,
+        now,
+        now,
+      );
+      return { memory: this.byId(Number(inserted.lastInsertRowid)), status: 'created', evictedIds };
+    });
+    return run.immediate();
+  }
+
+  /** Evicts the least recently written unpinned memories so one more fits under the cap. */
+  private makeRoom(apiKeyId: string, maxPerKey: number): string[] {
+    const { n } = this.st('SELECT COUNT(*) AS n FROM memories WHERE api_key_id = ?').get(apiKeyId) as {
+      n: number;
+    };
+    const excess = n + 1 - maxPerKey;
+    if (excess <= 0) return [];
+    const victims = this.st(
+      'SELECT id, public_id FROM memories WHERE api_key_id = ? AND pinned = 0 ORDER BY updated_at, id LIMIT ?',
+    ).all(apiKeyId, excess) as { id: number; public_id: string }[];
+    if (victims.length < excess) throw new MemoryLimitError(maxPerKey);
+    const remove = this.st('DELETE FROM memories WHERE id = ?');
+    for (const victim of victims) remove.run(victim.id);
+    return victims.map((victim) => victim.public_id);
+  }
+
+  async get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null> {
+    const row = this.row(apiKeyId, id, now);
+    return row ? toRecord(row) : null;
+  }
+
+  async update(apiKeyId: string, id: string, patch: UpdatePatch, now: number): Promise<MemoryRecord | null> {
+    const run = this.db.transaction((): MemoryRecord | null => {
+      const row = this.row(apiKeyId, id, now);
+      if (!row) return null;
+      const current = toRecord(row);
+      const contentChanged = patch.content !== undefined && patch.content.hash !== row.content_hash;
+      const next = {
+        content: patch.content?.text ?? current.content,
+        hash: patch.content?.hash ?? row.content_hash,
+        tags: JSON.stringify(patch.tags ?? current.tags),
+        metadata: JSON.stringify(
+          patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata,
+        ),
+        namespace: patch.namespace ?? current.namespace,
+        expiresAt: patch.expiresAt === undefined ? current.expiresAt : patch.expiresAt,
+        pinned: patch.pinned ?? current.pinned,
+      };
+      this.st(
+        `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, namespace = ?, expires_at = ?,
+           pinned = ?, updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
+         WHERE id = ?`,
+      ).run(
+        next.content,
+        next.hash,
+        next.tags,
+        next.metadata,
+        next.namespace,
+        next.expiresAt,
+        next.pinned ? 1 : 0,
+        now,
+        contentChanged ? 1 : 0,
+        row.id,
+      );
+      return this.byId(row.id);
+    });
+    return run.immediate();
+  }
+
+  async delete(apiKeyId: string, id: string, now: number): Promise<boolean> {
+    const result = this.st(
+      'DELETE FROM memories WHERE public_id = ? AND api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)',
+    ).run(id, apiKeyId, now);
+    return result.changes > 0;
+  }
+
+  async list(
+    apiKeyId: string,
+    filter: MemoryFilter,
+    page: Page,
+    now: number,
+  ): Promise<{ memories: MemoryRecord[]; nextCursor: string | null }> {
+    const where = sqliteFilter(apiKeyId, filter, now);
+    const newest = (page.order ?? 'newest') === 'newest';
+    let after = '';
+    if (page.cursor) {
+      const [, pinned, created, id] = decodeCursor(page.cursor, newest ? 'n' : 'o', 4);
+      Object.assign(where.params, { cp: pinned, cc: created, ci: id });
+      after = newest
+        ? ' AND (m.pinned, m.created_at, m.id) < (@cp, @cc, @ci)'
+        : ' AND (m.created_at, m.id) > (@cc, @ci)';
+    }
+    const order = newest ? 'm.pinned DESC, m.created_at DESC, m.id DESC' : 'm.created_at, m.id';
+    const rows = this.st(
+      `SELECT m.* FROM memories m WHERE ${where.sql}${after} ORDER BY ${order} LIMIT @limit`,
+    ).all({ ...where.params, limit: page.limit + 1 }) as MemoryRow[];
+    const more = rows.length > page.limit;
+    const shown = rows.slice(0, page.limit);
+    const last = shown.at(-1);
+    return {
+      memories: shown.map(toRecord),
+      nextCursor:
+        more && last
+          ? encodeCursor([newest ? 'n' : 'o', Number(last.pinned), last.created_at, last.id])
+          : null,
+    };
+  }
+
+  async deleteMany(
+    apiKeyId: string,
+    target: { ids: string[] } | { filter: MemoryFilter },
+    options: { dryRun: boolean; includePinned: boolean },
+    now: number,
+  ): Promise<{ matched: number; deleted: number; ids: string[] }> {
+    const run = this.db.transaction(() => {
+      let where: { sql: string; params: Record<string, unknown> };
+      if ('ids' in target) {
+        where = sqliteFilter(apiKeyId, {}, now);
+        where.sql += ` AND m.public_id IN (SELECT value FROM json_each(@ids))`;
+        where.params.ids = JSON.stringify(target.ids);
+      } else {
+        where = sqliteFilter(apiKeyId, target.filter, now);
+      }
+      if (!options.includePinned) where.sql += ' AND m.pinned = 0';
+      const rows = this.st(`SELECT m.id, m.public_id FROM memories m WHERE ${where.sql} ORDER BY m.id`).all(
+        where.params,
+      ) as { id: number; public_id: string }[];
+      if (!options.dryRun) {
+        const remove = this.st('DELETE FROM memories WHERE id = ?');
+        for (const row of rows) remove.run(row.id);
+      }
+      return {
+        matched: rows.length,
+        deleted: options.dryRun ? 0 : rows.length,
+        ids: rows.slice(0, 100).map((row) => row.public_id),
+      };
+    });
+    return run.immediate();
+  }
+
+  async export(
+    apiKeyId: string,
+    options: { namespace?: string; cursor?: string; limit: number; maxBytes: number },
+    now: number,
+  ): Promise<{ memories: MemoryRecord[]; nextCursor: string | null }> {
+    const where = sqliteFilter(
+      apiKeyId,
+      options.namespace === undefined ? {} : { namespace: options.namespace },
+      now,
+    );
+    const afterId = options.cursor ? Number(decodeCursor(options.cursor, 'x', 2)[1]) : 0;
+    const rows = this.st(
+      `SELECT m.* FROM memories m WHERE ${where.sql} AND m.id > @after ORDER BY m.id LIMIT @limit`,
+    ).all({ ...where.params, after: afterId, limit: options.limit + 1 }) as MemoryRow[];
+    return pageBySize(rows, options.limit, options.maxBytes);
+  }
+
+  async stats(apiKeyId: string, now: number): Promise<MemoryStats> {
+    const live = 'api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)';
+    const totals = this.st(
+      `SELECT COUNT(*) AS count, COALESCE(SUM(pinned), 0) AS pinned,
+         COALESCE(SUM(embedding_status = 'pending'), 0) AS pending, COALESCE(SUM(embedding_status = 'failed'), 0) AS failed,
+         MIN(created_at) AS oldest, MAX(created_at) AS newest FROM memories WHERE ${live}`,
+    ).get(apiKeyId, now) as Record<string, number | null>;
+    const spaces = this.st(
+      `SELECT namespace, COUNT(*) AS n FROM memories WHERE ${live} GROUP BY namespace`,
+    ).all(apiKeyId, now) as { namespace: string; n: number }[];
+    return {
+      count: Number(totals.count),
+      byNamespace: Object.fromEntries(spaces.map((s) => [s.namespace, s.n])),
+      pinned: Number(totals.pinned),
+      pendingEmbeddings: Number(totals.pending),
+      failedEmbeddings: Number(totals.failed),
+      oldestAt: totals.oldest ?? null,
+      newestAt: totals.newest ?? null,
+    };
+  }
+
+  async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
+    const where = sqliteFilter(apiKeyId, request.filter, now);
+    const fetch = Math.min(request.limit * 4, 4096);
+    const useVector = request.mode !== 'keyword' && request.vector !== null && this.hasVectors;
+    const useKeyword = request.mode !== 'vector' && request.terms.length > 0;
+    if (!useVector && !useKeyword) return [];
+    const params: Record<string, unknown> = { ...where.params, fetch, limit: request.limit };
+    let vec = 'SELECT NULL AS id, NULL AS distance, NULL AS rnk WHERE 0';
+    if (useVector) {
+      params.qv = request.vector;
+      params.maxd = 1 - request.minScore;
+      // Narrow filters scan the key's vectors exactly; otherwise the KNN index over the
+      // key's partition is over-fetched and the few expired rows drop out in the join.
+      const arm = narrowsBeyondKey(request.filter)
+        ? `SELECT v.memory_id AS id, vec_distance_cosine(v.embedding, @qv) AS distance
+             FROM memories_vec v JOIN memories m ON m.id = v.memory_id
+            WHERE v.api_key_id = @key AND ${where.sql} ORDER BY distance LIMIT @fetch`
+        : `SELECT v.id, v.distance FROM (SELECT memory_id AS id, distance FROM memories_vec
+             WHERE embedding MATCH @qv AND k = @fetch AND api_key_id = @key) v
+             JOIN memories m ON m.id = v.id WHERE ${where.sql}`;
+      vec = `SELECT id, distance, row_number() OVER (ORDER BY distance) AS rnk FROM (${arm}) WHERE distance <= @maxd`;
+    }
+    let kw = 'SELECT NULL AS id, NULL AS bm, NULL AS rnk WHERE 0';
+    if (useKeyword) {
+      params.fts = request.terms.map((term) => `"${term}"`).join(' OR ');
+      kw = `SELECT id, bm, row_number() OVER (ORDER BY bm) AS rnk FROM (
+              SELECT f.rowid AS id, bm25(memories_fts) AS bm FROM memories_fts f JOIN memories m ON m.id = f.rowid
+               WHERE memories_fts MATCH @fts AND ${where.sql} ORDER BY bm LIMIT @fetch)`;
+    }
+    params.wv = request.weights.vector;
+    params.wk = request.weights.keyword;
+    const rows = this.st(
+      `WITH vec AS (${vec}), kw AS (${kw}),
+       fused AS (
+         SELECT COALESCE(vec.id, kw.id) AS id, vec.distance AS distance, kw.bm AS bm,
+                COALESCE(@wv / (${RRF_K}.0 + vec.rnk), 0) + COALESCE(@wk / (${RRF_K}.0 + kw.rnk), 0) AS rrf
+           FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
+       SELECT m.*, fused.distance AS _distance, fused.bm AS _bm, fused.rrf AS _rrf
+         FROM fused JOIN memories m ON m.id = fused.id AND m.api_key_id = @key
+        ORDER BY fused.rrf DESC, m.id DESC LIMIT @limit`,
+    ).all(params) as (MemoryRow & { _distance: number | null; _bm: number | null; _rrf: number })[];
+    return rows.map((row) => ({
+      memory: toRecord(row),
+      score: row._distance === null ? null : 1 - row._distance,
+      keywordScore: row._bm === null ? null : -row._bm,
+      rrf: row._rrf,
+      source:
+        row._distance !== null && row._bm !== null ? 'both' : row._distance !== null ? 'vector' : 'keyword',
+    }));
+  }
+
+  async embeddingModel(): Promise<EmbeddingModelInfo | null> {
+    const row = this.st('SELECT value FROM memory_settings WHERE name = ?').get(MODEL_SETTING) as
+      | { value: string }
+      | undefined;
+    return row ? (JSON.parse(row.value) as EmbeddingModelInfo) : null;
+  }
+
+  async adoptEmbeddingModel(info: EmbeddingModelInfo): Promise<boolean> {
+    const run = this.db.transaction(() => {
+      const row = this.st('SELECT value FROM memory_settings WHERE name = ?').get(MODEL_SETTING) as
+        | { value: string }
+        | undefined;
+      if (row) return sameJson(JSON.parse(row.value), info);
+      this.db.exec(vectorTableSql(info.dimensions));
+      this.st('INSERT INTO memory_settings (name, value) VALUES (?, ?)').run(
+        MODEL_SETTING,
+        JSON.stringify(info),
+      );
+      return true;
+    });
+    const adopted = run.immediate();
+    this.refreshVectorTable();
+    return adopted;
+  }
+
+  async resetEmbeddings(info: EmbeddingModelInfo): Promise<number> {
+    const run = this.db.transaction(() => {
+      this.db.exec(DROP_VECTOR_TABLE_SQL);
+      this.db.exec(vectorTableSql(info.dimensions));
+      this.st('INSERT OR REPLACE INTO memory_settings (name, value) VALUES (?, ?)').run(
+        MODEL_SETTING,
+        JSON.stringify(info),
+      );
+      return this.st("UPDATE memories SET embedding_status = 'pending'").run().changes;
+    });
+    this.statements.clear();
+    const changed = run.immediate();
+    this.refreshVectorTable();
+    return changed;
+  }
+
+  async pendingEmbeddings(limit: number, afterRowId: number): Promise<PendingEmbedding[]> {
+    return this.st(
+      `SELECT id AS rowId, content, content_hash AS contentHash FROM memories
+        WHERE embedding_status = 'pending' AND id > ? ORDER BY id LIMIT ?`,
+    ).all(afterRowId, limit) as PendingEmbedding[];
+  }
+
+  async setEmbedding(rowId: number, hash: string, vector: Float32Array): Promise<boolean> {
+    if (!this.hasVectors) this.refreshVectorTable();
+    const run = this.db.transaction(() => {
+      const row = this.st('SELECT api_key_id FROM memories WHERE id = ? AND content_hash = ?').get(
+        rowId,
+        hash,
+      ) as { api_key_id: string } | undefined;
+      if (!row) return false;
+      this.st('DELETE FROM memories_vec WHERE memory_id = ?').run(BigInt(rowId));
+      this.st('INSERT INTO memories_vec (memory_id, api_key_id, embedding) VALUES (?, ?, ?)').run(
+        BigInt(rowId),
+        row.api_key_id,
+        vector,
+      );
+      this.st("UPDATE memories SET embedding_status = 'ready' WHERE id = ?").run(rowId);
+      return true;
+    });
+    return run.immediate();
+  }
+
+  async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
+    this.st("UPDATE memories SET embedding_status = 'failed' WHERE id = ? AND content_hash = ?").run(
+      rowId,
+      hash,
+    );
+  }
+
+  async purgeExpired(now: number): Promise<number> {
+    return this.st('DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').run(now).changes;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
