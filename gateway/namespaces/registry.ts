@@ -4,6 +4,7 @@ import type { NamespaceDefinition } from '../mcp/namespace.ts';
 import type { BrokerCalls } from './event/broker-calls.ts';
 import { createEventNamespace } from './event/index.ts';
 import { createGscNamespace } from './gsc/index.ts';
+import { createMemoryNamespace } from './memory/index.ts';
 import { createProductHuntNamespace } from './producthunt/index.ts';
 import { createSkillsNamespace } from './skills/index.ts';
 
@@ -27,6 +28,7 @@ export interface NamespaceDependencies {
 export const NAMESPACE_FACTORIES: Record<string, (deps: NamespaceDependencies) => NamespaceDefinition> = {
   event: (deps) => createEventNamespace(deps),
   gsc: (deps) => createGscNamespace(deps),
+  memory: (deps) => createMemoryNamespace(deps),
   producthunt: (deps) => createProductHuntNamespace(deps),
   skills: (deps) => createSkillsNamespace(deps),
 };

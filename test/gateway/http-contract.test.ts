@@ -175,7 +175,7 @@ for (const engine of ['uws', 'node'] as const) {
         '//event/mcp',
         '/EVENT/mcp',
         '/event/%6dcp',
-        '/memory/mcp',
+        '/nosuch/mcp',
         '/',
         '/healthz/',
       ];

@@ -1,0 +1,93 @@
+import { Piscina } from 'piscina';
+import { type EmbeddingProviderSettings, type EmbedResult, LOCAL_MODEL } from './types.ts';
+
+export class EmbedderUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The embedding provider as the namespace sees it: calls go to a piscina pool, so no
+ * request thread ever runs inference. Query vectors are cached (agents repeat queries).
+ */
+export class Embedder {
+  private readonly pool: Piscina | null;
+  private readonly queryCache = new Map<string, Float32Array>();
+  private learnedModel: { model: string; dimensions: number } | null;
+
+  constructor(
+    readonly settings: EmbeddingProviderSettings,
+    options: { threads: number; queryTimeoutMs: number },
+  ) {
+    this.queryTimeoutMs = options.queryTimeoutMs;
+    this.pool =
+      settings.provider === 'none'
+        ? null
+        : new Piscina({
+            filename: new URL('./embed-worker.mjs', import.meta.url).href,
+            minThreads: 0,
+            maxThreads: options.threads,
+            // The local model costs ~100 MB per thread: let idle threads go.
+            idleTimeout: 120_000,
+          });
+    this.learnedModel =
+      settings.provider === 'local'
+        ? LOCAL_MODEL
+        : settings.provider === 'openai' && settings.dimensions
+          ? { model: settings.model, dimensions: settings.dimensions }
+          : null;
+  }
+
+  private readonly queryTimeoutMs: number;
+
+  get enabled(): boolean {
+    return this.pool !== null;
+  }
+
+  /** Model and width, known up front for `local` and for `openai` with EMBEDDINGS_DIMENSIONS, else after one call. */
+  get model(): { model: string; dimensions: number } | null {
+    return this.learnedModel;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    if (!this.pool) throw new EmbedderUnavailable('embeddings are off (MEMORY_EMBEDDINGS=none)', true);
+    const result = (await this.pool.run(
+      { settings: this.settings, texts },
+      signal ? { signal } : {},
+    )) as EmbedResult;
+    if (!result.ok) throw new EmbedderUnavailable(result.message, result.permanent);
+    if (!this.learnedModel && this.settings.provider === 'openai' && result.vectors[0]) {
+      this.learnedModel = { model: this.settings.model, dimensions: result.vectors[0].length };
+    }
+    return result.vectors;
+  }
+
+  /** One query, bounded by the query timeout so search can fall back to keywords quickly. */
+  async embedQuery(text: string): Promise<Float32Array> {
+    const cached = this.queryCache.get(text);
+    if (cached) return cached;
+    const [vector] = await this.embed([text], AbortSignal.timeout(this.queryTimeoutMs)).catch(
+      (error: unknown) => {
+        if (error instanceof EmbedderUnavailable) throw error;
+        const name = (error as Error).name;
+        throw new EmbedderUnavailable(
+          name === 'AbortError' || name === 'TimeoutError'
+            ? 'query embedding timed out'
+            : (error as Error).message,
+          false,
+        );
+      },
+    );
+    if (this.queryCache.size >= 512) this.queryCache.delete(this.queryCache.keys().next().value!);
+    this.queryCache.set(text, vector!);
+    return vector!;
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.destroy();
+  }
+}

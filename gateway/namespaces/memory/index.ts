@@ -1,0 +1,69 @@
+import type { NamespaceDefinition } from '../../mcp/namespace.ts';
+import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
+import type { NamespaceDependencies } from '../registry.ts';
+import { MEMORY_INSTRUCTIONS } from './descriptions.ts';
+import { Embedder } from './embeddings/embedder.ts';
+import { EmbeddingIndexer } from './embeddings/indexer.ts';
+import type { EmbeddingProviderSettings } from './embeddings/types.ts';
+import { MemoryService } from './service.ts';
+import { loadMemorySettings, type MemorySettings } from './settings.ts';
+import { PostgresMemoryStore } from './store/postgres-store.ts';
+import { SqliteMemoryStore } from './store/sqlite-store.ts';
+import type { MemoryStore } from './store/types.ts';
+import { createMemoryTools } from './tools.ts';
+
+export function providerSettings(settings: MemorySettings): EmbeddingProviderSettings {
+  if (settings.MEMORY_EMBEDDINGS === 'none') return { provider: 'none' };
+  if (settings.MEMORY_EMBEDDINGS === 'local') return { provider: 'local' };
+  return {
+    provider: 'openai',
+    // A missing URL is not fatal: the namespace mounts, search runs keyword-only and says why.
+    url: settings.EMBEDDINGS_URL ?? 'http://embeddings-url-not-set.invalid',
+    model: settings.EMBEDDINGS_MODEL,
+    ...(settings.EMBEDDINGS_API_KEY ? { apiKey: settings.EMBEDDINGS_API_KEY } : {}),
+    ...(settings.EMBEDDINGS_DIMENSIONS ? { dimensions: settings.EMBEDDINGS_DIMENSIONS } : {}),
+    timeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
+  };
+}
+
+/** The store DATABASE_URL selects: Postgres when it is set, else SQLite under DATA_DIR. */
+export function openMemoryStore(dataDir: string, databaseUrl: string | undefined): MemoryStore {
+  return isPostgresUrl(databaseUrl)
+    ? new PostgresMemoryStore(databaseUrl)
+    : new SqliteMemoryStore(sqlitePath(dataDir, 'memory'));
+}
+
+export function createMemoryNamespace({ config, env, log }: NamespaceDependencies): NamespaceDefinition {
+  const settings = loadMemorySettings(env);
+  const memoryLog = log.child({ namespace: 'memory' });
+  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL);
+  const embedder = new Embedder(providerSettings(settings), {
+    threads: settings.MEMORY_EMBED_THREADS,
+    queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,
+  });
+  const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
+    batchSize: 16,
+    retryMs: settings.MEMORY_EMBED_RETRY_MS,
+  });
+  const service = new MemoryService(settings, store, embedder, indexer, memoryLog);
+  indexer.kick();
+  const purge = setInterval(() => {
+    store
+      .purgeExpired(Date.now())
+      .catch((error: unknown) => memoryLog.warn({ err: error }, 'memory purge failed'));
+  }, settings.MEMORY_PURGE_INTERVAL_MS);
+  purge.unref();
+  return {
+    name: 'memory',
+    title: 'Memory: long-term memory per API key with hybrid search',
+    version: '0.1.0',
+    instructions: MEMORY_INSTRUCTIONS,
+    tools: createMemoryTools(service),
+    async close() {
+      clearInterval(purge);
+      await indexer.close();
+      await embedder.close();
+      await store.close();
+    },
+  };
+}

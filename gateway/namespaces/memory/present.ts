@@ -1,0 +1,31 @@
+import type { MemoryRecord } from './store/types.ts';
+
+const SNIPPET_CHARS = 320;
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : iso(ms);
+}
+
+/** The wire form of a memory; `snippet` cuts long content at a code-point boundary. */
+export function presentMemory(memory: MemoryRecord, snippet = false) {
+  const points = snippet ? Array.from(memory.content) : null;
+  const truncated = points !== null && points.length > SNIPPET_CHARS;
+  return {
+    id: memory.id,
+    content: truncated ? `${points.slice(0, SNIPPET_CHARS).join('')}…` : memory.content,
+    ...(truncated ? { content_truncated: true } : {}),
+    tags: memory.tags,
+    metadata: memory.metadata,
+    namespace: memory.namespace,
+    key: memory.key,
+    pinned: memory.pinned,
+    created_at: iso(memory.createdAt),
+    updated_at: iso(memory.updatedAt),
+    expires_at: isoOrNull(memory.expiresAt),
+    embedding_status: memory.embeddingStatus,
+  };
+}

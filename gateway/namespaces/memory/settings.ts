@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { ConfigError } from '../../config.ts';
+
+const positiveInt = z.coerce.number().int().positive();
+
+const memoryEnv = z.object({
+  MEMORY_EMBEDDINGS: z.enum(['local', 'openai', 'none']).default('local'),
+  EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  EMBEDDINGS_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
+  MEMORY_MAX_PER_KEY: positiveInt.default(1000),
+  MEMORY_MAX_CONTENT_CHARS: z.coerce.number().int().min(100).max(100_000).default(8000),
+  MEMORY_MIN_SCORE: z.coerce.number().min(0).max(1).optional(),
+  MEMORY_EMBED_THREADS: z.coerce.number().int().min(1).max(16).default(1),
+  MEMORY_EMBED_TIMEOUT_MS: positiveInt.default(10_000),
+  MEMORY_QUERY_EMBED_TIMEOUT_MS: positiveInt.default(2_000),
+  MEMORY_EMBED_RETRY_MS: positiveInt.default(30_000),
+  MEMORY_PURGE_INTERVAL_MS: positiveInt.default(60_000),
+});
+
+export type MemorySettings = z.output<typeof memoryEnv>;
+
+/** Per-provider search defaults, chosen by `npm run bench -- memory` (see README). */
+export const SEARCH_DEFAULTS = {
+  local: { minScore: 0.3, weights: { vector: 1, keyword: 1 } },
+  openai: { minScore: 0.35, weights: { vector: 1, keyword: 1 } },
+  none: { minScore: 0, weights: { vector: 0, keyword: 1 } },
+} as const;
+
+/** Parsed once at start; a bad value stops the gateway naming the variable. */
+export function loadMemorySettings(env: Readonly<Record<string, string | undefined>>): MemorySettings {
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== '' && value !== undefined),
+  );
+  const parsed = memoryEnv.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid memory configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

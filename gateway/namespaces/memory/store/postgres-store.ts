@@ -1,0 +1,482 @@
+import { randomUUID } from 'node:crypto';
+import {
+  createPgPool,
+  type PgClient,
+  type PgPool,
+  runPgMigrations,
+  withPgTransaction,
+} from '../../../store/index.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  type MemoryRow,
+  mergeMetadata,
+  pageBySize,
+  RRF_K,
+  sameJson,
+  sortedMetadata,
+  toRecord,
+  unionTags,
+} from './common.ts';
+import {
+  PG_DROP_VECTORS_SQL,
+  PG_MIGRATIONS,
+  pgFilter,
+  pgVectorTableSql,
+  vectorLiteral,
+} from './postgres-schema.ts';
+import {
+  type EmbeddingModelInfo,
+  type MemoryFilter,
+  MemoryLimitError,
+  type MemoryRecord,
+  type MemoryStats,
+  type MemoryStore,
+  type Page,
+  type PendingEmbedding,
+  type SearchHit,
+  type SearchRequest,
+  type UpdatePatch,
+  type WriteInput,
+  type WriteResult,
+} from './types.ts';
+
+const MODEL_SETTING = 'embedding_model';
+
+/**
+ * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
+ * serialised by a transaction-scoped advisory lock on the key, which makes upsert, dedup
+ * and the cap atomic across every gateway sharing the server.
+ */
+export class PostgresMemoryStore implements MemoryStore {
+  readonly engine = 'postgres' as const;
+  private readonly pool: PgPool;
+  private ready: Promise<void> | null = null;
+
+  constructor(url: string, options: { max?: number } = {}) {
+    this.pool = createPgPool(url, { max: options.max ?? 10 });
+    // Exact ordering even when the HNSW scan has to skip other keys' rows (pgvector >= 0.8).
+    this.pool.on('connect', (client) => {
+      client.query('SET hnsw.iterative_scan = strict_order').catch(() => {});
+    });
+  }
+
+  /** Migrates on first use; a failure (server down) is retried by the next call. */
+  private init(): Promise<void> {
+    this.ready ??= runPgMigrations(this.pool, 'memory', PG_MIGRATIONS).then(
+      () => {},
+      (error: unknown) => {
+        this.ready = null;
+        throw error;
+      },
+    );
+    return this.ready;
+  }
+
+  private async q<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    await this.init();
+    return (await this.pool.query(sql, params)).rows as T[];
+  }
+
+  private async tx<T>(apiKeyId: string | null, fn: (c: PgClient) => Promise<T>): Promise<T> {
+    await this.init();
+    return withPgTransaction(this.pool, async (client) => {
+      if (apiKeyId !== null)
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('memory:' || $1))", [apiKeyId]);
+      return fn(client);
+    });
+  }
+
+  private static async byId(c: PgClient, id: number | string): Promise<MemoryRecord> {
+    return toRecord((await c.query('SELECT * FROM memories WHERE id = $1', [id])).rows[0] as MemoryRow);
+  }
+
+  async write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
+    return this.tx(apiKeyId, async (c) => {
+      await c.query(
+        'DELETE FROM memories WHERE api_key_id = $1 AND expires_at IS NOT NULL AND expires_at <= $2',
+        [apiKeyId, now],
+      );
+      const metadata = sortedMetadata(input.metadata);
+      if (input.key !== null) {
+        const existing = (
+          await c.query('SELECT * FROM memories WHERE api_key_id = $1 AND namespace = $2 AND key = $3', [
+            apiKeyId,
+            input.namespace,
+            input.key,
+          ])
+        ).rows[0] as MemoryRow | undefined;
+        if (existing) {
+          const same =
+            existing.content === input.content &&
+            sameJson(existing.tags, input.tags) &&
+            sameJson(sortedMetadata(existing.metadata as Record<string, string>), metadata) &&
+            existing.pinned === input.pinned &&
+            (existing.expires_at === null ? null : Number(existing.expires_at)) === input.expiresAt;
+          if (same) return { memory: toRecord(existing), status: 'unchanged', evictedIds: [] };
+          await c.query(
+            `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, pinned = $5, expires_at = $6,
+               updated_at = $7, embedding_status = CASE WHEN content_hash <> $2 THEN 'pending' ELSE embedding_status END
+             WHERE id = $8`,
+            [
+              input.content,
+              input.contentHash,
+              input.tags,
+              metadata,
+              input.pinned,
+              input.expiresAt,
+              now,
+              existing.id,
+            ],
+          );
+          return {
+            memory: await PostgresMemoryStore.byId(c, existing.id),
+            status: 'updated',
+            evictedIds: [],
+          };
+        }
+      } else if (input.dedupe === 'exact') {
+        const twin = (
+          await c.query(
+            'SELECT * FROM memories WHERE api_key_id = $1 AND namespace = $2 AND content_hash = $3 ORDER BY id LIMIT 1',
+            [apiKeyId, input.namespace, input.contentHash],
+          )
+        ).rows[0] as MemoryRow | undefined;
+        if (twin) {
+          const tags = twin.tags as string[];
+          const merged = unionTags(tags, input.tags);
+          if (merged.length !== tags.length || (input.pinned && !twin.pinned)) {
+            await c.query('UPDATE memories SET tags = $1, pinned = $2, updated_at = $3 WHERE id = $4', [
+              merged,
+              input.pinned || Boolean(twin.pinned),
+              now,
+              twin.id,
+            ]);
+          }
+          return { memory: await PostgresMemoryStore.byId(c, twin.id), status: 'unchanged', evictedIds: [] };
+        }
+      }
+      const evictedIds = await this.makeRoom(c, apiKeyId, maxPerKey);
+      const inserted = await c.query(
+        `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
+           expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING *`,
+        [
+          randomUUID(),
+          apiKeyId,
+          input.namespace,
+          input.key,
+          input.content,
+          input.contentHash,
+          input.tags,
+          metadata,
+          input.pinned,
+          input.expiresAt,
+          now,
+        ],
+      );
+      return { memory: toRecord(inserted.rows[0] as MemoryRow), status: 'created', evictedIds };
+    });
+  }
+
+  private async makeRoom(c: PgClient, apiKeyId: string, maxPerKey: number): Promise<string[]> {
+    const { n } = (await c.query('SELECT COUNT(*)::int AS n FROM memories WHERE api_key_id = $1', [apiKeyId]))
+      .rows[0] as { n: number };
+    const excess = n + 1 - maxPerKey;
+    if (excess <= 0) return [];
+    const victims = (
+      await c.query(
+        'SELECT id, public_id FROM memories WHERE api_key_id = $1 AND NOT pinned ORDER BY updated_at, id LIMIT $2',
+        [apiKeyId, excess],
+      )
+    ).rows as { id: string; public_id: string }[];
+    if (victims.length < excess) throw new MemoryLimitError(maxPerKey);
+    await c.query('DELETE FROM memories WHERE id = ANY($1::bigint[])', [victims.map((v) => v.id)]);
+    return victims.map((v) => v.public_id);
+  }
+
+  async get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null> {
+    const rows = await this.q<MemoryRow>(
+      'SELECT * FROM memories WHERE public_id = $1 AND api_key_id = $2 AND (expires_at IS NULL OR expires_at > $3)',
+      [id, apiKeyId, now],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async update(apiKeyId: string, id: string, patch: UpdatePatch, now: number): Promise<MemoryRecord | null> {
+    return this.tx(apiKeyId, async (c) => {
+      const row = (
+        await c.query(
+          'SELECT * FROM memories WHERE public_id = $1 AND api_key_id = $2 AND (expires_at IS NULL OR expires_at > $3) FOR UPDATE',
+          [id, apiKeyId, now],
+        )
+      ).rows[0] as MemoryRow | undefined;
+      if (!row) return null;
+      const current = toRecord(row);
+      await c.query(
+        `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, namespace = $5, expires_at = $6,
+           pinned = $7, updated_at = $8, embedding_status = CASE WHEN content_hash <> $2 THEN 'pending' ELSE embedding_status END
+         WHERE id = $9`,
+        [
+          patch.content?.text ?? current.content,
+          patch.content?.hash ?? row.content_hash,
+          patch.tags ?? current.tags,
+          patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata,
+          patch.namespace ?? current.namespace,
+          patch.expiresAt === undefined ? current.expiresAt : patch.expiresAt,
+          patch.pinned ?? current.pinned,
+          now,
+          row.id,
+        ],
+      );
+      return PostgresMemoryStore.byId(c, row.id);
+    });
+  }
+
+  async delete(apiKeyId: string, id: string, now: number): Promise<boolean> {
+    const rows = await this.q(
+      'DELETE FROM memories WHERE public_id = $1 AND api_key_id = $2 AND (expires_at IS NULL OR expires_at > $3) RETURNING id',
+      [id, apiKeyId, now],
+    );
+    return rows.length > 0;
+  }
+
+  async list(apiKeyId: string, filter: MemoryFilter, page: Page, now: number) {
+    const params: unknown[] = [];
+    let where = pgFilter(apiKeyId, filter, now, params);
+    const newest = (page.order ?? 'newest') === 'newest';
+    if (page.cursor) {
+      const [, pinned, created, id] = decodeCursor(page.cursor, newest ? 'n' : 'o', 4);
+      if (newest) params.push(Boolean(pinned));
+      params.push(created, id);
+      const n = params.length;
+      where += newest
+        ? ` AND (m.pinned, m.created_at, m.id) < ($${n - 2}::boolean, $${n - 1}::bigint, $${n}::bigint)`
+        : ` AND (m.created_at, m.id) > ($${n - 1}::bigint, $${n}::bigint)`;
+    }
+    params.push(page.limit + 1);
+    const order = newest ? 'm.pinned DESC, m.created_at DESC, m.id DESC' : 'm.created_at, m.id';
+    const rows = await this.q<MemoryRow>(
+      `SELECT m.* FROM memories m WHERE ${where} ORDER BY ${order} LIMIT $${params.length}`,
+      params,
+    );
+    const shown = rows.slice(0, page.limit);
+    const last = shown.at(-1);
+    return {
+      memories: shown.map(toRecord),
+      nextCursor:
+        rows.length > page.limit && last
+          ? encodeCursor([newest ? 'n' : 'o', last.pinned ? 1 : 0, Number(last.created_at), Number(last.id)])
+          : null,
+    };
+  }
+
+  async deleteMany(
+    apiKeyId: string,
+    target: { ids: string[] } | { filter: MemoryFilter },
+    options: { dryRun: boolean; includePinned: boolean },
+    now: number,
+  ) {
+    return this.tx(apiKeyId, async (c) => {
+      const params: unknown[] = [];
+      let where = pgFilter(apiKeyId, 'ids' in target ? {} : target.filter, now, params);
+      if ('ids' in target) {
+        params.push(target.ids);
+        where += ` AND m.public_id::text = ANY($${params.length}::text[])`;
+      }
+      if (!options.includePinned) where += ' AND NOT m.pinned';
+      const rows = (
+        await c.query(`SELECT m.id, m.public_id FROM memories m WHERE ${where} ORDER BY m.id`, params)
+      ).rows as { id: string; public_id: string }[];
+      if (!options.dryRun && rows.length > 0) {
+        await c.query('DELETE FROM memories WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+      }
+      return {
+        matched: rows.length,
+        deleted: options.dryRun ? 0 : rows.length,
+        ids: rows.slice(0, 100).map((r) => r.public_id),
+      };
+    });
+  }
+
+  async export(
+    apiKeyId: string,
+    options: { namespace?: string; cursor?: string; limit: number; maxBytes: number },
+    now: number,
+  ) {
+    const params: unknown[] = [];
+    const where = pgFilter(
+      apiKeyId,
+      options.namespace === undefined ? {} : { namespace: options.namespace },
+      now,
+      params,
+    );
+    const after = options.cursor ? Number(decodeCursor(options.cursor, 'x', 2)[1]) : 0;
+    params.push(after, options.limit + 1);
+    const rows = await this.q<MemoryRow>(
+      `SELECT m.* FROM memories m WHERE ${where} AND m.id > $${params.length - 1} ORDER BY m.id LIMIT $${params.length}`,
+      params,
+    );
+    return pageBySize(rows, options.limit, options.maxBytes);
+  }
+
+  async stats(apiKeyId: string, now: number): Promise<MemoryStats> {
+    const live = 'api_key_id = $1 AND (expires_at IS NULL OR expires_at > $2)';
+    const [totals] = await this.q<Record<string, string | number | null>>(
+      `SELECT COUNT(*)::int AS count, COUNT(*) FILTER (WHERE pinned)::int AS pinned,
+         COUNT(*) FILTER (WHERE embedding_status = 'pending')::int AS pending,
+         COUNT(*) FILTER (WHERE embedding_status = 'failed')::int AS failed,
+         MIN(created_at) AS oldest, MAX(created_at) AS newest FROM memories WHERE ${live}`,
+      [apiKeyId, now],
+    );
+    const spaces = await this.q<{ namespace: string; n: number }>(
+      `SELECT namespace, COUNT(*)::int AS n FROM memories WHERE ${live} GROUP BY namespace`,
+      [apiKeyId, now],
+    );
+    return {
+      count: Number(totals!.count),
+      byNamespace: Object.fromEntries(spaces.map((s) => [s.namespace, s.n])),
+      pinned: Number(totals!.pinned),
+      pendingEmbeddings: Number(totals!.pending),
+      failedEmbeddings: Number(totals!.failed),
+      oldestAt: totals!.oldest === null ? null : Number(totals!.oldest),
+      newestAt: totals!.newest === null ? null : Number(totals!.newest),
+    };
+  }
+
+  private async hasVectorTable(): Promise<boolean> {
+    const [row] = await this.q<{ t: string | null }>("SELECT to_regclass('memory_vectors')::text AS t");
+    return row?.t != null;
+  }
+
+  async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
+    const useVector = request.mode !== 'keyword' && request.vector !== null && (await this.hasVectorTable());
+    const useKeyword = request.mode !== 'vector' && request.terms.length > 0;
+    if (!useVector && !useKeyword) return [];
+    const params: unknown[] = [];
+    const where = pgFilter(apiKeyId, request.filter, now, params);
+    const p = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const fetch = p(request.limit * 4);
+    let vec = 'SELECT NULL::bigint AS id, NULL::float8 AS d, NULL::bigint AS rnk WHERE false';
+    if (useVector) {
+      const qv = p(vectorLiteral(request.vector!));
+      vec = `SELECT id, d, row_number() OVER (ORDER BY d) AS rnk FROM (
+               SELECT v.memory_id AS id, (v.embedding <=> ${qv}::vector)::float8 AS d
+                 FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+                WHERE v.api_key_id = $1 AND ${where}
+                ORDER BY v.embedding <=> ${qv}::vector LIMIT ${fetch}) x
+             WHERE d <= ${p(1 - request.minScore)}`;
+    }
+    let kw = 'SELECT NULL::bigint AS id, NULL::float8 AS r, NULL::bigint AS rnk WHERE false';
+    if (useKeyword) {
+      const tsq = p(request.terms.join(' OR '));
+      kw = `SELECT id, r, row_number() OVER (ORDER BY r DESC, id DESC) AS rnk FROM (
+              SELECT m.id, ts_rank_cd(m.content_tsv, q)::float8 AS r
+                FROM memories m, websearch_to_tsquery('english', ${tsq}) q
+               WHERE ${where} AND m.content_tsv @@ q ORDER BY r DESC LIMIT ${fetch}) y`;
+    }
+    const wv = p(request.weights.vector);
+    const wk = p(request.weights.keyword);
+    const limit = p(request.limit);
+    const rows = await this.q<MemoryRow & { _distance: number | null; _bm: number | null; _rrf: number }>(
+      `WITH vec AS (${vec}), kw AS (${kw}),
+       fused AS (
+         SELECT COALESCE(vec.id, kw.id) AS id, vec.d, kw.r,
+                COALESCE(${wv}::float8 / (${RRF_K} + vec.rnk), 0) + COALESCE(${wk}::float8 / (${RRF_K} + kw.rnk), 0) AS rrf
+           FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
+       SELECT m.*, fused.d AS _distance, fused.r AS _bm, fused.rrf AS _rrf
+         FROM fused JOIN memories m ON m.id = fused.id AND m.api_key_id = $1
+        ORDER BY fused.rrf DESC, m.id DESC LIMIT ${limit}`,
+      params,
+    );
+    return rows.map((row) => ({
+      memory: toRecord(row),
+      score: row._distance === null ? null : 1 - row._distance,
+      keywordScore: row._bm,
+      rrf: row._rrf,
+      source:
+        row._distance !== null && row._bm !== null ? 'both' : row._distance !== null ? 'vector' : 'keyword',
+    }));
+  }
+
+  async embeddingModel(): Promise<EmbeddingModelInfo | null> {
+    const [row] = await this.q<{ value: string }>('SELECT value FROM memory_settings WHERE name = $1', [
+      MODEL_SETTING,
+    ]);
+    return row ? (JSON.parse(row.value) as EmbeddingModelInfo) : null;
+  }
+
+  async adoptEmbeddingModel(info: EmbeddingModelInfo): Promise<boolean> {
+    return this.tx('memory:settings', async (c) => {
+      const row = (await c.query('SELECT value FROM memory_settings WHERE name = $1', [MODEL_SETTING]))
+        .rows[0] as { value: string } | undefined;
+      if (row) return sameJson(JSON.parse(row.value), info);
+      await c.query(pgVectorTableSql(info.dimensions));
+      await c.query('INSERT INTO memory_settings (name, value) VALUES ($1, $2)', [
+        MODEL_SETTING,
+        JSON.stringify(info),
+      ]);
+      return true;
+    });
+  }
+
+  async resetEmbeddings(info: EmbeddingModelInfo): Promise<number> {
+    return this.tx('memory:settings', async (c) => {
+      await c.query(PG_DROP_VECTORS_SQL);
+      await c.query(pgVectorTableSql(info.dimensions));
+      await c.query(
+        'INSERT INTO memory_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value',
+        [MODEL_SETTING, JSON.stringify(info)],
+      );
+      return (await c.query("UPDATE memories SET embedding_status = 'pending'")).rowCount ?? 0;
+    });
+  }
+
+  async pendingEmbeddings(limit: number, afterRowId: number): Promise<PendingEmbedding[]> {
+    const rows = await this.q<{ id: string; content: string; content_hash: string }>(
+      `SELECT id, content, content_hash FROM memories WHERE embedding_status = 'pending' AND id > $1 ORDER BY id LIMIT $2`,
+      [afterRowId, limit],
+    );
+    return rows.map((r) => ({ rowId: Number(r.id), content: r.content, contentHash: r.content_hash }));
+  }
+
+  async setEmbedding(rowId: number, hash: string, vector: Float32Array): Promise<boolean> {
+    return this.tx(null, async (c) => {
+      const row = (
+        await c.query('SELECT api_key_id FROM memories WHERE id = $1 AND content_hash = $2 FOR UPDATE', [
+          rowId,
+          hash,
+        ])
+      ).rows[0] as { api_key_id: string } | undefined;
+      if (!row) return false;
+      await c.query(
+        `INSERT INTO memory_vectors (memory_id, api_key_id, embedding) VALUES ($1, $2, $3::vector)
+         ON CONFLICT (memory_id) DO UPDATE SET embedding = EXCLUDED.embedding`,
+        [rowId, row.api_key_id, vectorLiteral(vector)],
+      );
+      await c.query("UPDATE memories SET embedding_status = 'ready' WHERE id = $1", [rowId]);
+      return true;
+    });
+  }
+
+  async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
+    await this.q("UPDATE memories SET embedding_status = 'failed' WHERE id = $1 AND content_hash = $2", [
+      rowId,
+      hash,
+    ]);
+  }
+
+  async purgeExpired(now: number): Promise<number> {
+    return (
+      await this.q('DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1 RETURNING id', [
+        now,
+      ])
+    ).length;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
