@@ -355,3 +355,13 @@ test('a commit-pinned source is served from the cache keyed by its SHA', async (
   assert.equal(github.api.requests.length, api, 'no API call the second time');
   assert.equal(github.raw.requests.length, raw, 'no raw read the second time');
 });
+
+test('skills_get lists every file of a large folder but reads only a bounded set for digests', async () => {
+  const result = structured<GetResult>(await get({ source: 'acme/many' }));
+  assert.equal(result.files.length, 121);
+  const digested = result.files.filter((file) => file.sha256 !== null);
+  assert.equal(digested.length, 50);
+  assert.equal(result.files[0]?.path, 'SKILL.md');
+  assert.ok(result.files.every((file) => /^[0-9a-f]{40}$/.test(file.git_sha)));
+  assert.match(result.files.at(-1)?.omitted ?? '', /digest budget/);
+});

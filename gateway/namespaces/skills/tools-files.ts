@@ -83,6 +83,8 @@ async function readSkillMd(github: GitHubClient, skill: ResolvedSkill, signal: A
 
 const BODY_MAX_BYTES = 128 * 1024;
 const LIST_MAX = 1000;
+const DIGEST_FILES_MAX = 50;
+const DIGEST_BYTES_MAX = 2 * 1024 * 1024;
 
 export function createFileTools(getGitHub: () => GitHubClient): ToolDefinition[] {
   return [
@@ -129,8 +131,17 @@ export function createFileTools(getGitHub: () => GitHubClient): ToolDefinition[]
           lint.valid = lint.errors.length === 0;
         }
         const listed = skill.files.slice(0, LIST_MAX);
-        // Digests for the files small enough to fetch; the raw host does not spend API quota.
-        const fetched = await fetchFiles(github, skill, listed.slice(0, 100), signal);
+        // Digests for the first files, within a budget: the raw host spends no API quota, but
+        // a get should not turn into a download of a large folder.
+        let digestBytes = 0;
+        const forDigest = listed
+          .filter((entry) => (entry.size ?? 0) <= MAX_FILE_BYTES)
+          .filter((entry) => {
+            digestBytes += entry.size ?? 0;
+            return digestBytes <= DIGEST_BYTES_MAX;
+          })
+          .slice(0, DIGEST_FILES_MAX);
+        const fetched = await fetchFiles(github, skill, forDigest, signal);
         const files = listed.map((entry) => {
           const got = fetched.get(entry.path);
           const bytes = got instanceof Buffer ? got : null;
@@ -139,7 +150,7 @@ export function createFileTools(getGitHub: () => GitHubClient): ToolDefinition[]
               ? got.message
               : (entry.size ?? 0) > MAX_FILE_BYTES
                 ? `over ${MAX_FILE_BYTES} bytes`
-                : 'not fetched';
+                : 'not read by skills_get (digest budget); skills_read_file or skills_download give it';
           const {
             encoding: _e,
             content: _c,
