@@ -1,8 +1,11 @@
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
+import { withCors } from './http/cors.ts';
 import type { HttpResponse, RequestContext, RequestHandler } from './http/engine.ts';
 import { handleMcpPost } from './mcp/handle-post.ts';
+import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
+import { checkUnicode } from './mcp/unicode.ts';
 import { createOriginPolicy } from './origin-policy.ts';
 
 export interface AppOptions {
@@ -61,7 +64,7 @@ export function createApp({
     `The request body is over this gateway's limit of ${maxBodyBytes} bytes (MCP_MAX_BODY_BYTES). ` +
     'Send less per call: for event_publish, split a large value into several messages or publish a reference (a URL or id) to data stored elsewhere.';
 
-  return async (context: RequestContext): Promise<HttpResponse> => {
+  const handle = async (context: RequestContext): Promise<HttpResponse> => {
     const { head } = context;
     if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
     if (consolePages && (head.path === '/console' || head.path.startsWith('/console/'))) {
@@ -95,6 +98,9 @@ export function createApp({
       );
     }
 
+    const refusedMedia = checkMediaTypes(head.headers);
+    if (refusedMedia) return refusedMedia;
+
     const body = await context.readBody();
     if (!body.ok) {
       if (body.reason === 'too-large') {
@@ -102,6 +108,9 @@ export function createApp({
       }
       return { status: 400 };
     }
+
+    const notText = checkUnicode(body.body);
+    if (notText) return notText;
 
     requestCounter += 1;
     const requestId = `${requestIdPrefix}-${requestCounter.toString(36)}`;
@@ -115,4 +124,5 @@ export function createApp({
       log,
     });
   };
+  return withCors(handle, allowedOrigins, (path) => routes.has(path));
 }

@@ -13,10 +13,14 @@ export interface GatewayInstance {
 /** Longest a stopping gateway waits for its requests in flight before it cuts them. */
 export const DRAIN_MS = 10_000;
 
-export async function startGatewayInstance(config: GatewayConfig, log: Logger): Promise<GatewayInstance> {
+export async function startGatewayInstance(
+  config: GatewayConfig,
+  log: Logger,
+  options: { sharedPort?: boolean } = {},
+): Promise<GatewayInstance> {
   const broker = BrokerWorkerClient.fromEnv(process.env);
   try {
-    const gateway = await startGateway({ config, log, broker });
+    const gateway = await startGateway({ config, log, broker, sharedPort: options.sharedPort ?? false });
     return {
       gateway,
       async close() {

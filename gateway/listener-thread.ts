@@ -11,7 +11,7 @@ import { createLogger } from './logger.ts';
 
 const config = loadGatewayConfig();
 const log = createLogger(config.LOG_LEVEL).child({ thread: threadId });
-const instance = await startGatewayInstance(config, log);
+const instance = await startGatewayInstance(config, log, { sharedPort: true });
 parentPort?.postMessage({ ready: true, port: instance.gateway.port });
 parentPort?.on('message', async (message) => {
   if (message !== 'stop') return;

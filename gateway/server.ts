@@ -19,6 +19,8 @@ export interface GatewayDependencies {
   broker: BrokerCalls;
   /** Where namespaces read their own settings; defaults to process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** A listener thread joining the port the main thread holds (see ListenOptions.sharedPort). */
+  sharedPort?: boolean;
 }
 
 export interface RunningGateway {
@@ -42,6 +44,7 @@ export async function startGateway({
   log,
   broker,
   env = process.env,
+  sharedPort = false,
 }: GatewayDependencies): Promise<RunningGateway> {
   const store = await openStateStore(config);
   const authenticator = new ApiKeyAuthenticator(store, {
@@ -87,7 +90,7 @@ export async function startGateway({
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
   const requests = drainable(handler);
   const server = await engine.listen(
-    { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES },
+    { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES, sharedPort },
     requests.handler,
   );
   const names = namespaces.map((namespace) => namespace.definition.name);

@@ -36,6 +36,18 @@ export interface ListenOptions {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /**
+   * This listener joins a port the same process already listens on (a GATEWAY_THREADS
+   * thread). Otherwise a port in use stops the start, even where the engine could share it.
+   */
+  sharedPort?: boolean;
+}
+
+/** The start-up error for a port another process holds. */
+export function portInUseError(host: string, port: number): Error {
+  return new Error(
+    `${host}:${port} is already in use (another gateway or program listens there); stop it or choose another PORT`,
+  );
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   type HttpEngine,
   type HttpResponse,
   LINGER,
+  portInUseError,
   type RequestHandler,
   type RequestHead,
 } from './engine.ts';
@@ -130,9 +131,11 @@ export function createNodeEngine(): HttpEngine {
       });
       server.keepAliveTimeout = 65_000;
       return new Promise((resolve, reject) => {
-        server.once('error', reject);
+        server.once('error', (error: NodeJS.ErrnoException) =>
+          reject(error.code === 'EADDRINUSE' ? portInUseError(host, port) : error),
+        );
         server.listen(port, host, () => {
-          server.off('error', reject);
+          server.removeAllListeners('error');
           const closed = new Promise<void>((done) => server.once('close', () => done()));
           let accepting = true;
           const stopAccepting = () => {

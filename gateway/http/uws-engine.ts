@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type {
   BodyResult,
   HttpEngine,
@@ -6,7 +7,7 @@ import type {
   RequestHandler,
   RequestHead,
 } from './engine.ts';
-import { LINGER, statusLine } from './engine.ts';
+import { LINGER, portInUseError, statusLine } from './engine.ts';
 import type { LoadedUws, UwsRequest, UwsResponse } from './uws-loader.ts';
 
 // uWS invalidates the request object when the handler returns, so everything is copied first.
@@ -128,11 +129,25 @@ function answerAndLinger(
   };
 }
 
+/** True when an exclusive bind of host:port succeeds (it is released at once). */
+function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EADDRINUSE' ? resolve(false) : reject(error),
+    );
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
+}
+
 export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
   return {
     name: 'uws',
     build,
-    listen({ host, port, maxBodyBytes }, handler: RequestHandler) {
+    async listen({ host, port, maxBodyBytes, sharedPort }, handler: RequestHandler) {
+      // uWS listens with SO_REUSEPORT, so a second gateway on a taken port would start and
+      // silently split connections with the first: bind once without it to find out.
+      if (port !== 0 && !sharedPort && !(await portIsFree(host, port))) throw portInUseError(host, port);
       const app = uws.App();
       app.any('/*', (res, req) => {
         const head = headOf(req, res);

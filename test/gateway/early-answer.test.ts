@@ -143,7 +143,7 @@ for (const engine of ['uws', 'node'] as const) {
         socket.on('error', () => undefined);
         socket.on('close', () => resolve({ sent, answer }));
         socket.write(
-          `POST /event/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: ${gw.apiKey}\r\ncontent-length: ${declared}\r\n\r\n`,
+          `POST /event/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nx-api-key: ${gw.apiKey}\r\ncontent-length: ${declared}\r\n\r\n`,
         );
         const pump = () => {
           while (sent < declared && !socket.destroyed) {
