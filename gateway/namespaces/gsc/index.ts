@@ -7,6 +7,7 @@ import { loadGscSettings } from './settings.ts';
 import { analyticsTools } from './tools-analytics.ts';
 import { insightTools } from './tools-insights.ts';
 import { inspectTools } from './tools-inspect.ts';
+import { queryTools } from './tools-query.ts';
 import { makeDeps, siteTools } from './tools-sites.ts';
 
 export interface GscOptions {
@@ -52,6 +53,7 @@ export function createGscNamespace({ env, log, now = Date.now }: GscOptions): Na
     }),
     ...siteTools(deps),
     ...analyticsTools(deps),
+    ...queryTools(deps),
     ...inspectTools(deps),
     ...insightTools(deps),
   );
