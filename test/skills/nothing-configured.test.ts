@@ -52,6 +52,8 @@ test('skills_capabilities reports each provider and its caps without a network c
   assert.match(byName.registry?.note ?? '', /SKILLS_REGISTRY_URL/);
   assert.equal(byName.openai?.ready, false);
   assert.equal(byName.curated?.ready, true);
+  assert.equal(byName.firecrawl?.ready, false);
+  assert.match(byName.firecrawl?.note ?? '', /FIRECRAWL_API_KEY/);
   assert.equal(caps.caps.find_requirements_max, 5);
   assert.deepEqual(caps.problems, []);
 });
@@ -63,7 +65,7 @@ test('skills_search answers from the curated index and says which providers were
     providers_skipped: Array<{ provider: string; reason: string }>;
   }>(await client.callTool({ name: 'skills_search', arguments: { query: 'test driven development' } }));
   assert.deepEqual(out.providers_used, ['curated']);
-  assert.deepEqual(out.providers_skipped.map((skip) => skip.provider).sort(), ['github', 'registry']);
+  assert.deepEqual(out.providers_skipped.map((skip) => skip.provider).sort(), ['github', 'registry', 'web']);
   assert.match(
     out.providers_skipped.find((skip) => skip.provider === 'github')?.reason ?? '',
     /GITHUB_TOKEN/,

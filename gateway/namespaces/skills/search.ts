@@ -7,8 +7,9 @@ import type { GitHubClient } from './github.ts';
 import type { SkillsSettings } from './settings.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
 import { formatSource, isCommitSha } from './source.ts';
+import { WebCandidates } from './web.ts';
 
-export const PROVIDERS = ['registry', 'github', 'curated'] as const;
+export const PROVIDERS = ['registry', 'github', 'curated', 'web'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
 export const searchHit = z.object({
@@ -79,6 +80,7 @@ function keyOf(owner: string, repo: string, name: string): string {
 
 export class SkillSearch {
   private readonly registryHttp: UpstreamHttp;
+  private readonly web: WebCandidates | null;
 
   constructor(
     private readonly settings: SkillsSettings,
@@ -91,12 +93,20 @@ export class SkillSearch {
       log,
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
+    const { firecrawlApiUrl, firecrawlApiKey } = settings;
+    this.web =
+      firecrawlApiUrl && firecrawlApiKey && github
+        ? new WebCandidates(firecrawlApiUrl, firecrawlApiKey, github, log)
+        : null;
   }
 
   skipReason(provider: Provider): string | null {
     if (provider === 'registry' && !this.settings.registryUrl) return 'SKILLS_REGISTRY_URL is not set';
     if (provider === 'github' && !this.github) return 'GITHUB_API_URL is not usable';
     if (provider === 'github' && !this.settings.githubToken) return 'GitHub code search needs GITHUB_TOKEN';
+    if (provider === 'web' && !this.web) {
+      return this.github ? 'FIRECRAWL_API_KEY is not set' : 'web results need GitHub to verify them';
+    }
     return null;
   }
 
@@ -178,6 +188,16 @@ export class SkillSearch {
     });
   }
 
+  private async webSearch(query: string, signal: AbortSignal, problems: string[]): Promise<SearchHit[]> {
+    const { hits, skipped } = await (this.web as WebCandidates).search(query, signal);
+    if (skipped > 0) {
+      problems.push(
+        `web: ${skipped} page(s) were not a GitHub folder with a readable SKILL.md and were left out`,
+      );
+    }
+    return hits;
+  }
+
   private curated(query: string, limit: number): SearchHit[] {
     return searchCurated(query, limit).map(({ skill }) => ({
       name: skill.name,
@@ -220,7 +240,9 @@ export class SkillSearch {
           ? this.registry(query, limit * 2, signal)
           : provider === 'github'
             ? this.githubSearch(query, limit * 2, signal)
-            : Promise.resolve(this.curated(query, limit * 2));
+            : provider === 'web'
+              ? this.webSearch(query, signal, problems)
+              : Promise.resolve(this.curated(query, limit * 2));
       jobs.push(
         job.catch((error: unknown) => {
           if (signal.aborted) throw error;

@@ -12,6 +12,7 @@ import { PROVIDERS, type SkillSearch, searchHit } from './search.ts';
 import type { SkillsSettings } from './settings.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
 import { createFileTools } from './tools-files.ts';
+import { WEB_URLS_CHECKED } from './web.ts';
 
 export interface SkillsToolsOptions {
   settings: SkillsSettings;
@@ -113,11 +114,15 @@ export function createSkillsTools({
             },
             {
               name: 'firecrawl',
-              ready: false,
+              ready:
+                settings.firecrawlApiKey !== null && settings.firecrawlApiUrl !== null && github !== null,
               authenticated: settings.firecrawlApiKey !== null,
               base_url: settings.firecrawlApiUrl,
-              used_by: [],
-              note: 'Not used: candidates come from the registry, GitHub and the curated index, never from scraped pages.',
+              used_by: ['skills_search', 'skills_find'],
+              note:
+                settings.firecrawlApiKey !== null
+                  ? `Web search (source "web"): at most ${WEB_URLS_CHECKED} GitHub pages per search are resolved, and only real SKILL.md folders at a commit are returned.`
+                  : 'Off: set FIRECRAWL_API_KEY to add web search (source "web"); results are verified on GitHub before use.',
             },
           ],
           problems: settings.problems,
@@ -144,16 +149,16 @@ export function createSkillsTools({
     defineTool({
       name: 'skills_search',
       title: 'Search for skills',
-      description: `Deterministic search across the configured sources: the skills registry (SKILLS_REGISTRY_URL), GitHub code search for SKILL.md (needs GITHUB_TOKEN) and a curated index that always works. Results are merged by owner/repo/name and ranked; each has its source (owner, repo, path, ref), licence when known, and the exact skills_get arguments. ${UNTRUSTED_SKILLS}`,
+      description: `Deterministic search across the configured sources: the skills registry (SKILLS_REGISTRY_URL), GitHub code search for SKILL.md (needs GITHUB_TOKEN) a curated index that always works, and web search via Firecrawl (FIRECRAWL_API_KEY) whose pages count only once they resolve to a real SKILL.md folder on GitHub. Results are merged by owner/repo/name and ranked; each has its source (owner, repo, path, ref), licence when known, and the exact skills_get arguments. ${UNTRUSTED_SKILLS}`,
       input: z.object({
         query: z.string().trim().min(1).max(200).describe('What the skill should do, e.g. "fill pdf forms".'),
         limit: z.number().int().min(1).max(20).default(8),
         sources: z
           .array(z.enum(PROVIDERS))
           .min(1)
-          .max(3)
+          .max(4)
           .optional()
-          .describe('Subset of registry, github, curated (default: all).'),
+          .describe('Subset of registry, github, curated, web (default: all configured).'),
       }),
       output: z.object({
         query: z.string(),
