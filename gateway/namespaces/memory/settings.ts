@@ -14,7 +14,7 @@ const memoryEnv = z.object({
   MEMORY_MIN_SCORE: z.coerce.number().min(0).max(1).optional(),
   MEMORY_EMBED_THREADS: z.coerce.number().int().min(1).max(16).default(1),
   MEMORY_EMBED_TIMEOUT_MS: positiveInt.default(10_000),
-  MEMORY_QUERY_EMBED_TIMEOUT_MS: positiveInt.default(2_000),
+  MEMORY_QUERY_EMBED_TIMEOUT_MS: positiveInt.default(5_000),
   MEMORY_EMBED_RETRY_MS: positiveInt.default(30_000),
   MEMORY_PURGE_INTERVAL_MS: positiveInt.default(60_000),
 });
