@@ -20,10 +20,13 @@ export class BrokerClients {
   readonly publisher: Publisher;
   readonly consumers: ConsumerPool;
   readonly groupless: GrouplessReader;
+  /** The client the others were built from (for one-off raw requests). */
+  readonly kafka: Kafka;
 
   constructor(settings: WorkerSettings, logger: Logger, health: BrokerHealth) {
     const config: KafkaConfig = kafkaClientConfig(settings, logger);
     const kafka = new Kafka(config);
+    this.kafka = kafka;
     this.admin = new LazyConnection(() => kafka.admin());
     this.topics = new TopicDirectory(this.admin);
     this.publisher = new Publisher(kafka);
@@ -34,6 +37,8 @@ export class BrokerClients {
       maxConsumers: settings.maxConsumers,
       logger,
       health,
+      lingerMs: settings.consumeLingerMs,
+      ackTimeoutMs: settings.consumeAckTimeoutMs,
     });
     this.groupless = new GrouplessReader(new Kafka(config));
   }

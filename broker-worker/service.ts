@@ -12,6 +12,7 @@ import type { Logger } from './logger.ts';
 import { consume } from './methods/consume.ts';
 import { type MethodContext, makeContext } from './methods/context.ts';
 import { publish } from './methods/publish.ts';
+import { settle } from './methods/settle.ts';
 import { status } from './methods/status.ts';
 import { createTopic, deleteTopic, topics } from './methods/topics.ts';
 import type { WorkerSettings } from './settings.ts';
@@ -20,6 +21,7 @@ const ACTIONS: Record<WorkerMethod, string> = {
   status: 'report status',
   publish: 'publish the message',
   consume: 'read messages',
+  settle: 'commit the offsets of delivered messages',
   topics: 'list topics',
   createTopic: 'create the topic',
   deleteTopic: 'delete the topic',
@@ -86,6 +88,8 @@ export class BrokerService {
         return publish(this.ctx, params, call);
       case 'consume':
         return consume(this.ctx, params, call);
+      case 'settle':
+        return settle(this.ctx, params);
       case 'topics':
         return topics(this.ctx, params);
       case 'createTopic':

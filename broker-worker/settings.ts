@@ -12,6 +12,8 @@
  * | BROKER_CONSUMER_IDLE_MS     | 300000                             | a group consumer unused this long leaves its group |
  * | BROKER_MAX_CONSUMERS        | 64                                 | live group consumers; the least recently used one leaves first |
  * | BROKER_SESSION_TIMEOUT_MS   | 10000                              | group session timeout (how fast a dead worker's partitions move) |
+ * | BROKER_CONSUME_LINGER_MS    | 10                                 | once a message is ready, a group poll waits this long for more |
+ * | BROKER_CONSUME_ACK_TIMEOUT_MS | 30000                            | a poll answer the gateway has not settled by then is handed out again |
  * | LOG_LEVEL                   | info                               | pino level |
  */
 import { readFileSync } from 'node:fs';
@@ -36,6 +38,8 @@ export interface WorkerSettings {
   consumerIdleMs: number;
   maxConsumers: number;
   sessionTimeoutMs: number;
+  consumeLingerMs: number;
+  consumeAckTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -93,6 +97,8 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     consumerIdleMs: integer(env, 'BROKER_CONSUMER_IDLE_MS', 300_000, 1000, 86_400_000),
     maxConsumers: integer(env, 'BROKER_MAX_CONSUMERS', 64, 1, 10_000),
     sessionTimeoutMs,
+    consumeLingerMs: integer(env, 'BROKER_CONSUME_LINGER_MS', 10, 0, 5000),
+    consumeAckTimeoutMs: integer(env, 'BROKER_CONSUME_ACK_TIMEOUT_MS', 30_000, 1000, 600_000),
     logLevel,
   };
 }

@@ -16,10 +16,14 @@ export interface ConsumerPoolOptions {
   maxConsumers: number;
   logger: Logger;
   health: BrokerHealth;
+  lingerMs: number;
+  ackTimeoutMs: number;
 }
 
 export class ConsumerPool {
   private readonly consumers = new Map<string, GroupConsumer>();
+  /** Consumers leaving their group: they may still hold leases that get settled meanwhile. */
+  private readonly leaving = new Set<GroupConsumer>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -53,6 +57,8 @@ export class ConsumerPool {
       sessionTimeoutMs: this.options.sessionTimeoutMs,
       logger: this.options.logger,
       health: this.options.health,
+      lingerMs: this.options.lingerMs,
+      ackTimeoutMs: this.options.ackTimeoutMs,
     });
     this.consumers.set(key, consumer);
     consumer.start();
@@ -63,7 +69,7 @@ export class ConsumerPool {
   private evictLeastRecentlyUsed(): void {
     let victim: [string, GroupConsumer] | null = null;
     for (const entry of this.consumers) {
-      if (entry[1].activePolls > 0) continue;
+      if (entry[1].busy) continue;
       if (!victim || entry[1].lastUsedAt < victim[1].lastUsedAt) victim = entry;
     }
     if (!victim) {
@@ -84,7 +90,7 @@ export class ConsumerPool {
   private sweepIdle(): void {
     const cutoff = Date.now() - this.options.idleMs;
     for (const [key, consumer] of this.consumers) {
-      if (consumer.activePolls === 0 && (consumer.lastUsedAt < cutoff || consumer.failed)) {
+      if (!consumer.busy && (consumer.lastUsedAt < cutoff || consumer.failed)) {
         this.options.logger.info(
           { group: consumer.group, topic: consumer.topic },
           'idle consumer leaves its group',
@@ -96,13 +102,36 @@ export class ConsumerPool {
 
   private retire(key: string, consumer: GroupConsumer): void {
     if (this.consumers.get(key) === consumer) this.consumers.delete(key);
-    void consumer.close();
+    this.leaving.add(consumer);
+    void consumer.close().finally(() => this.leaving.delete(consumer));
+  }
+
+  /**
+   * Settles poll leases (see GroupConsumer): `commit` for answers written to their caller,
+   * `rewind` for answers that were not. Unknown ids were already rewound (timeout, link
+   * loss, worker restart): their messages are delivered again.
+   */
+  async settle(
+    commit: readonly string[],
+    rewind: readonly string[],
+  ): Promise<{ settled: number; unknown: number }> {
+    const holders = [...this.consumers.values(), ...this.leaving];
+    const holderOf = (id: string) => holders.find((c) => c.holds(id));
+    let settled = 0;
+    for (const id of rewind) if (holderOf(id)?.rewind(id)) settled += 1;
+    const commits: Array<Promise<boolean>> = [];
+    for (const id of commit) {
+      const holder = holderOf(id);
+      if (holder) commits.push(holder.commitLease(id));
+    }
+    for (const done of await Promise.all(commits)) if (done) settled += 1;
+    return { settled, unknown: commit.length + rewind.length - settled };
   }
 
   /** Retires the consumers of a topic that was just deleted (their metadata would fail forever). */
   retireTopic(topic: string): void {
     for (const [key, consumer] of this.consumers) {
-      if (consumer.topic === topic && consumer.activePolls === 0) this.retire(key, consumer);
+      if (consumer.topic === topic && !consumer.busy) this.retire(key, consumer);
     }
   }
 
@@ -112,6 +141,7 @@ export class ConsumerPool {
     clearInterval(this.sweeper);
     const all = [...this.consumers.values()];
     this.consumers.clear();
-    await Promise.all(all.map((c) => c.close()));
+    for (const consumer of all) this.leaving.add(consumer);
+    await Promise.all(all.map((c) => c.close().finally(() => this.leaving.delete(c))));
   }
 }

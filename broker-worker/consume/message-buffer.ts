@@ -40,6 +40,21 @@ export class MessageBuffer {
     return this.incarnations.has(partition);
   }
 
+  /** The current incarnation of an assigned partition. */
+  incarnationOf(partition: number): number | undefined {
+    return this.incarnations.get(partition);
+  }
+
+  /** Lowest offset still buffered (not handed out) for a partition. */
+  lowestBuffered(partition: number): number | undefined {
+    return this.queues.get(partition)?.[0]?.item.offset;
+  }
+
+  /** One past the highest offset fetched for a partition in its current incarnation. */
+  fetchedUpTo(partition: number): number | undefined {
+    return this.nextOffset.get(partition);
+  }
+
   /**
    * Records a new assignment: partitions that stay keep their messages; partitions that
    * left are dropped (their messages will be fetched again by whoever owns them now).

@@ -19,6 +19,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Absolute time (Date.now() clock of this host) by which the answer must be sent. */
   deadlineAt: number;
+  /** Aborted when the link the call came on closes (what a poll lease is bound to). */
+  link: AbortSignal;
 }
 
 export type Dispatch = (method: WorkerMethod, params: unknown, ctx: CallContext) => Promise<unknown>;
@@ -55,6 +57,7 @@ interface ActiveCall {
 class LinkSession {
   private helloDone = false;
   private readonly calls = new Map<number, ActiveCall>();
+  private readonly open = new AbortController();
   readonly link: FramedLink;
 
   constructor(
@@ -124,7 +127,9 @@ class LinkSession {
       return;
     }
     const max = this.options.maxInFlightPerLink ?? 4096;
-    if (this.calls.size >= max || this.server.draining) {
+    // Settling leases is how polls answered during a drain get committed: always taken.
+    const refuse = method !== 'settle' && (this.calls.size >= max || this.server.draining);
+    if (refuse) {
       const error = this.server.draining
         ? new MethodError('OVERLOADED', 'The broker worker is shutting down; retry in a moment.', true)
         : new MethodError(
@@ -151,7 +156,11 @@ class LinkSession {
     }, deadlineMs);
     this.calls.set(id, { controller, timer });
 
-    const work = this.options.dispatch(method, params, { signal: controller.signal, deadlineAt });
+    const work = this.options.dispatch(method, params, {
+      signal: controller.signal,
+      deadlineAt,
+      link: this.open.signal,
+    });
     const answer = selfTimed
       ? withBackstop(work, deadlineMs + SELF_TIMED_GRACE_MS, method)
       : raceSignal(work, controller.signal);
@@ -184,6 +193,7 @@ class LinkSession {
   private onClose(error: Error | null): void {
     if (error) this.log.warn({ err: error.message }, 'IPC link closed because of a fault');
     for (const call of this.calls.values()) call.controller.abort(cancelled());
+    this.open.abort();
     this.server.linkClosed(this);
   }
 }

@@ -103,3 +103,26 @@ export function decodeBatch(topic: string, fetchedOffset: string, partitionData:
   }
   return new batchClass(topic, fetchedOffset, partitionData);
 }
+
+/**
+ * Whether the broker's metadata flags `topic` as internal (Metadata `is_internal`), which
+ * kafkajs's admin API does not pass on. Costs one connection and one Metadata round trip:
+ * used only before deleting a topic.
+ */
+export async function brokerMarksInternal(kafka: Kafka, topic: string): Promise<boolean> {
+  const cluster = createRawCluster(kafka);
+  await cluster.connect();
+  try {
+    await cluster.addMultipleTargetTopics([topic]);
+    const pool = (
+      cluster as unknown as {
+        brokerPool?: { metadata?: { topicMetadata?: Array<{ topic: string; isInternal?: boolean }> } };
+      }
+    ).brokerPool;
+    const entries = pool?.metadata?.topicMetadata;
+    if (!entries) throw internalsChanged('Cluster.brokerPool.metadata is missing');
+    return entries.find((entry) => entry.topic === topic)?.isInternal === true;
+  } finally {
+    await cluster.disconnect().catch(() => undefined);
+  }
+}

@@ -1,24 +1,28 @@
-import { type ConsumeResult, consumeInput } from '../../shared/event/schemas.ts';
+import { consumeInput } from '../../shared/event/schemas.ts';
+import type { ConsumeCallResult } from '../../shared/ipc/messages.ts';
 import { RESULT_BYTE_BUDGET } from '../consume/group-consumer.ts';
 import { MethodError } from '../errors.ts';
 import type { CallContext } from '../ipc/server.ts';
 import { type MethodContext, requireClients, resolveTopic } from './context.ts';
 import { parseParams } from './params.ts';
 
-/** Part of the call's deadline kept for committing and answering after the poll itself. */
-const COMMIT_RESERVE_MS = 1000;
+/** Part of the call's deadline kept for answering after the poll itself. */
+const ANSWER_RESERVE_MS = 1000;
+
+const JOINING_HINT =
+  "The consumer group is still joining (the broker delays a new group's first join, 3 s by default), so nothing could be read yet. Poll again; the group stays joined and later polls answer at once.";
 
 export async function consume(
   ctx: MethodContext,
   params: unknown,
   call: CallContext,
-): Promise<ConsumeResult> {
+): Promise<ConsumeCallResult> {
   const input = parseParams(consumeInput, params);
   const clients = requireClients(ctx);
   const topic = resolveTopic(ctx, input.topic);
 
   const now = Date.now();
-  const reserve = Math.min(COMMIT_RESERVE_MS, Math.max(0, Math.floor((call.deadlineAt - now) / 4)));
+  const reserve = Math.min(ANSWER_RESERVE_MS, Math.max(0, Math.floor((call.deadlineAt - now) / 4)));
   const endAt = Math.min(now + input.timeout_ms, call.deadlineAt - reserve);
 
   if (input.from === 'group') {
@@ -32,8 +36,16 @@ export async function consume(
     }
     await clients.topics.requireExists(topic);
     const consumer = clients.consumers.acquire(group, topic);
-    const messages = await consumer.poll({ max: input.max, endAt, signal: call.signal });
-    return { count: messages.length, group, from: 'group', topic, messages };
+    const outcome = await consumer.poll({ max: input.max, endAt, signal: call.signal, owner: call.link });
+    return {
+      count: outcome.messages.length,
+      group,
+      from: 'group',
+      topic,
+      messages: outcome.messages,
+      ...(outcome.leaseId === null ? {} : { lease: outcome.leaseId }),
+      ...(outcome.joining ? { joining: true, hint: JOINING_HINT } : {}),
+    };
   }
 
   await clients.topics.requireExists(topic);

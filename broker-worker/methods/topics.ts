@@ -9,6 +9,8 @@ import {
 import { MethodError } from '../errors.ts';
 import type { CallContext } from '../ipc/server.ts';
 import { hasErrorType } from '../kafka/errors.ts';
+import { brokerMarksInternal } from '../kafka/internals.ts';
+import { isInternalTopic } from '../kafka/topic-directory.ts';
 import { type MethodContext, requireClients } from './context.ts';
 import { parseParams } from './params.ts';
 
@@ -28,6 +30,26 @@ function requireTopicAdmin(ctx: MethodContext, action: string): void {
   );
 }
 
+function reservedTopicError(topic: string, action: 'create' | 'delete', why: string): MethodError {
+  return new MethodError(
+    'TOPIC_RESERVED',
+    `Refused to ${action} topic "${topic}": ${why}. Kafka and its tools keep their own state in such topics ` +
+      "(deleting __consumer_offsets, for instance, wipes every consumer group's position), so the event tools never " +
+      `${action} them, whatever BROKER_ALLOW_TOPIC_ADMIN says. Nothing was changed; choose a name that does not start with "__".`,
+  );
+}
+
+/** Names Kafka reserves for itself ("__" prefix) or platform tools ("_confluent"). */
+function refuseReservedName(topic: string, action: 'create' | 'delete'): void {
+  if (isInternalTopic(topic)) {
+    throw reservedTopicError(
+      topic,
+      action,
+      'names starting with "__" (or "_confluent") are reserved for internal topics',
+    );
+  }
+}
+
 /** Time given to the controller to create or delete a topic and elect its leaders. */
 function adminTimeout(call: CallContext): number {
   return Math.max(1000, Math.min(10_000, call.deadlineAt - Date.now() - 500));
@@ -39,6 +61,7 @@ export async function createTopic(
   call: CallContext,
 ): Promise<CreateTopicResult> {
   const input = parseParams(createTopicInput, params);
+  refuseReservedName(input.topic, 'create');
   const clients = requireClients(ctx);
   requireTopicAdmin(ctx, 'creation');
   const admin = await clients.admin.get();
@@ -103,10 +126,14 @@ export async function deleteTopic(
   call: CallContext,
 ): Promise<DeleteTopicResult> {
   const input = parseParams(deleteTopicInput, params);
+  refuseReservedName(input.topic, 'delete');
   const clients = requireClients(ctx);
   requireTopicAdmin(ctx, 'deletion');
   clients.topics.invalidate();
   await clients.topics.requireExists(input.topic);
+  if (await brokerMarksInternal(clients.kafka, input.topic)) {
+    throw reservedTopicError(input.topic, 'delete', 'the broker marks it as an internal topic');
+  }
   const admin = await clients.admin.get();
   try {
     await admin.deleteTopics({ topics: [input.topic], timeout: adminTimeout(call) });

@@ -20,6 +20,12 @@ export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * Called exactly once by the engine: `true` once the whole response was handed to the
+   * client's socket, `false` if the client was gone or the write failed. Group polls
+   * commit their messages on `true` only (at-least-once delivery).
+   */
+  onWritten?(ok: boolean): void;
 }
 
 export interface RequestContext {

@@ -85,7 +85,11 @@ function lingerAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 }
 
 function send(req: IncomingMessage, res: ServerResponse, response: HttpResponse): void {
-  if (res.destroyed) return;
+  if (res.destroyed) {
+    response.onWritten?.(false);
+    return;
+  }
+  if (response.onWritten) reportWritten(res, response.onWritten);
   const body = response.body ?? '';
   const headers: Record<string, string | number> = {
     ...response.headers,
@@ -97,6 +101,24 @@ function send(req: IncomingMessage, res: ServerResponse, response: HttpResponse)
   }
   res.writeHead(response.status, headers);
   res.end(body);
+}
+
+/**
+ * 'finish' means the last byte was handed to the socket, except that node also emits it
+ * when a write fails because the client went away; then the socket is already destroyed. A 'close' before 'finish' means the bytes never were handed over.
+ */
+function reportWritten(res: ServerResponse, onWritten: (ok: boolean) => void): void {
+  let reported = false;
+  const report = (ok: boolean) => {
+    if (reported) return;
+    reported = true;
+    onWritten(ok);
+  };
+  // The response detaches from its socket before 'finish' listeners run: keep it now.
+  const socket = res.socket;
+  res.once('finish', () => report(socket !== null && !socket.destroyed && !socket.errored));
+  res.once('close', () => report(res.writableFinished));
+  res.once('error', () => report(false));
 }
 
 /** The fallback engine: node:http, for platforms where no uWebSockets.js build loads. */

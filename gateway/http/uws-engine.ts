@@ -140,6 +140,44 @@ function portIsFree(host: string, port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Ends with tryEnd, which hands uWS only what the socket takes, so "done" means every byte
+ * reached the socket; under backpressure the rest follows from onWritable. The returned
+ * function is called with false when the response aborts before that.
+ */
+function endReportingWritten(
+  res: UwsResponse,
+  response: HttpResponse,
+  onWritten: (ok: boolean) => void,
+): (ok: boolean) => void {
+  const body =
+    typeof response.body === 'string' ? Buffer.from(response.body) : (response.body ?? Buffer.alloc(0));
+  let reported = false;
+  const report = (ok: boolean) => {
+    if (reported) return;
+    reported = true;
+    onWritten(ok);
+  };
+  let startOffset = 0;
+  let done = false;
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
+    startOffset = res.getWriteOffset();
+    done = res.tryEnd(body, body.length)[1];
+  });
+  if (done) {
+    report(true);
+    return report;
+  }
+  res.onWritable((offset) => {
+    const [ok, finished] = res.tryEnd(body.subarray(offset - startOffset), body.length);
+    if (finished) report(true);
+    return ok;
+  });
+  return report;
+}
+
 export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
   return {
     name: 'uws',
@@ -156,10 +194,12 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
         let finished = false;
         // uWS keeps one onAborted handler per response: everything that cares goes here.
         let aborted = false;
+        let reportWritten: ((ok: boolean) => void) | undefined;
         res.onAborted(() => {
           aborted = true;
           finished = true;
           controller?.abort();
+          reportWritten?.(false);
         });
         const reader = new BodyReader(res, head, maxBodyBytes, () => finished);
         const context: RequestContext = {
@@ -180,8 +220,15 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
             }),
           )
           .then((response) => {
-            if (finished) return;
+            if (finished) {
+              response.onWritten?.(false);
+              return;
+            }
             finished = true;
+            if (response.onWritten && head.method !== 'HEAD') {
+              reportWritten = endReportingWritten(res, response, response.onWritten);
+              return;
+            }
             res.cork(() => {
               res.writeStatus(statusLine(response.status));
               for (const [name, value] of Object.entries(response.headers ?? {}))

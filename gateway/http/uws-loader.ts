@@ -32,6 +32,10 @@ export interface UwsResponse {
   /** Writes part of a chunked response; the response stays open until end(). */
   write(chunk: string | Buffer): boolean;
   endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
+  /** Writes what the socket takes now: [ok (no backpressure), done (whole body written)]. */
+  tryEnd(body: Buffer, totalSize: number): [boolean, boolean];
+  getWriteOffset(): number;
+  onWritable(cb: (offset: number) => boolean): UwsResponse;
   getRemoteAddressAsText(): ArrayBuffer;
 }
 

@@ -91,21 +91,26 @@ async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<
       },
       'tool call',
     );
+  const delivered: Array<(ok: boolean) => void> = [];
   try {
     const output = await tool.handler(parsed.data, {
       caller: post.caller,
       signal: post.abortSignal(),
       requestId: post.requestId,
+      whenDelivered: (callback) => delivered.push(callback),
     });
     logCall(false);
-    return resultResponse(
+    const response = resultResponse(
       id,
       JSON.stringify({
         content: [{ type: 'text', text: JSON.stringify(output) }],
         structuredContent: output,
       }),
     );
+    if (delivered.length > 0) response.onWritten = (ok) => runDelivered(delivered, ok, post);
+    return response;
   } catch (error) {
+    runDelivered(delivered, false, post);
     logCall(true);
     if (error instanceof ToolError) return resultResponse(id, toolErrorResult(error.message));
     post.log.error({ err: error, tool: tool.name, requestId: post.requestId }, 'tool handler failed');
@@ -115,6 +120,16 @@ async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<
         `${tool.name} failed unexpectedly (request ${post.requestId}); retry, or report the request id.`,
       ),
     );
+  }
+}
+
+function runDelivered(callbacks: Array<(ok: boolean) => void>, ok: boolean, post: McpPost): void {
+  for (const callback of callbacks.splice(0)) {
+    try {
+      callback(ok);
+    } catch (error) {
+      post.log.error({ err: error, requestId: post.requestId }, 'delivery callback failed');
+    }
   }
 }
 

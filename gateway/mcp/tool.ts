@@ -13,6 +13,12 @@ export interface ToolContext {
   /** Aborted when the HTTP client goes away. */
   signal: AbortSignal;
   requestId: string;
+  /**
+   * Registers a callback run once the tool's answer was handed to the caller's connection
+   * (`true`) or could not be (`false`, also when the handler throws). Tools that must not
+   * commit work a caller never received (group polls) act on it.
+   */
+  whenDelivered?(callback: (delivered: boolean) => void): void;
 }
 
 export interface ToolAnnotations {

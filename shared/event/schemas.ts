@@ -148,6 +148,9 @@ export const consumeResult = z.object({
   from: consumeFrom,
   topic: z.string(),
   messages: z.array(consumedMessage),
+  /** A new group's first poll ended before the group was joined; `hint` says what to do. */
+  joining: z.boolean().optional(),
+  hint: z.string().optional(),
 });
 
 export const topicsResult = z.object({

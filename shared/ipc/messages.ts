@@ -11,7 +11,7 @@ import type {
 } from '../event/schemas.ts';
 
 /** Bumped on any incompatible change; a peer speaking another version is refused at hello. */
-export const IPC_PROTOCOL_VERSION = 2;
+export const IPC_PROTOCOL_VERSION = 3;
 
 export interface WorkerStatus {
   /** Bootstrap servers are set and, for SASL protocols, the key and secret too. */
@@ -32,11 +32,32 @@ export interface WorkerStatus {
   workerId: string;
 }
 
+/**
+ * A group poll's answer over IPC: the tool result plus `lease`, naming the messages handed
+ * out. They stay uncommitted until the gateway settles the lease: `commit` once the answer
+ * was written to the caller's HTTP connection, `rewind` when it could not be. A lease that
+ * is not settled in time, or whose link closes, is rewound by the worker.
+ */
+export type ConsumeCallResult = ConsumeResult & { lease?: string };
+
+/** Settles poll leases; answered after the resulting offset commits were attempted. */
+export interface SettleParams {
+  commit: string[];
+  rewind: string[];
+}
+export interface SettleResult {
+  /** Leases this worker still held and has now settled. */
+  settled: number;
+  /** Leases it no longer knew (already rewound after a timeout or a link loss): their messages are delivered again. */
+  unknown: number;
+}
+
 /** Every call the gateway can make, with its parameters and result. */
 export interface WorkerMethods {
   status: { params: Record<string, never>; result: WorkerStatus };
   publish: { params: PublishInput; result: PublishResult };
-  consume: { params: ConsumeInput; result: ConsumeResult };
+  consume: { params: ConsumeInput; result: ConsumeCallResult };
+  settle: { params: SettleParams; result: SettleResult };
   topics: { params: Record<string, never>; result: TopicsResult };
   createTopic: { params: CreateTopicInput; result: CreateTopicResult };
   deleteTopic: { params: DeleteTopicInput; result: DeleteTopicResult };
@@ -54,6 +75,8 @@ export type WorkerErrorCode =
   | 'TOPIC_ADMIN_DISABLED'
   | 'UNKNOWN_TOPIC'
   | 'TOPIC_EXISTS'
+  /** Internal or reserved topics ("__" prefix, or flagged internal by the broker) are never created or deleted. */
+  | 'TOPIC_RESERVED'
   | 'INVALID_ARGUMENT'
   | 'AUTHENTICATION_FAILED'
   | 'BROKER_ERROR'
@@ -77,6 +100,9 @@ export interface WorkerErrorBody {
  */
 export const CONSUME_DEADLINE_SLACK_MS = 2000;
 
+/** A settle waits for the offset commit it causes; a slow commit must not hold the gateway. */
+export const SETTLE_DEADLINE_MS = 10_000;
+
 /** Deadline for calls that do one broker round trip or a few (publish, topics, admin). */
 export const DEFAULT_CALL_DEADLINE_MS = 15_000;
 
@@ -87,6 +113,7 @@ export function callDeadlineMs<M extends WorkerMethod>(
 ): number {
   if (method === 'consume') return (params as ConsumeInput).timeout_ms + CONSUME_DEADLINE_SLACK_MS;
   if (method === 'status') return 2000;
+  if (method === 'settle') return SETTLE_DEADLINE_MS;
   return DEFAULT_CALL_DEADLINE_MS;
 }
 

@@ -33,12 +33,21 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 8000): Prom
   }
 }
 
+/** A poll whose answer is then reported delivered, as the gateway does once it wrote it. */
 async function pollOnce(client: BrokerWorkerClient, topic: string, group: string, timeoutMs = 5000) {
-  return client.call(
+  const result = await client.call(
     'consume',
     { topic, from: 'group', group, max: 1, timeout_ms: timeoutMs },
-    { timeoutMs: timeoutMs + 2000 },
+    { timeoutMs: timeoutMs + 2000, routingKey: group },
   );
+  if (result.lease) {
+    await client.call(
+      'settle',
+      { commit: [result.lease], rewind: [] },
+      { timeoutMs: 10_000, routingKey: group },
+    );
+  }
+  return result;
 }
 
 describe('warm consumer lifecycle', () => {

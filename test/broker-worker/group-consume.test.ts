@@ -6,17 +6,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
-import type { ConsumeInput, PublishResult } from '../../shared/event/schemas.ts';
+import type { ConsumedMessage, ConsumeInput, PublishResult } from '../../shared/event/schemas.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { javaPartitions } from './support/java-partitioner.ts';
 import { groupOffsets, produce, uniqueName } from './support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
 
 const kafka = testKafka();
+const ACK_TIMEOUT_MS = 3000;
 const env = {
   BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
   BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
   BROKER_ALLOW_TOPIC_ADMIN: 'true',
+  BROKER_CONSUME_ACK_TIMEOUT_MS: String(ACK_TIMEOUT_MS),
 };
 
 let worker: WorkerProcess;
@@ -37,13 +39,43 @@ async function topic(partitions: number): Promise<string> {
   return name;
 }
 
-function poll(
+/** A poll whose answer is then reported delivered, as the gateway does once it wrote it. */
+async function poll(
+  c: BrokerWorkerClient,
+  params: Partial<ConsumeInput> & { topic: string },
+  signal?: AbortSignal,
+) {
+  const result = await pollUnsettled(c, params, signal);
+  if (result.lease) await settle(c, { commit: [result.lease] });
+  return result;
+}
+
+function pollUnsettled(
   c: BrokerWorkerClient,
   params: Partial<ConsumeInput> & { topic: string },
   signal?: AbortSignal,
 ) {
   const full: ConsumeInput = { from: 'group', max: 10, timeout_ms: 5000, ...params };
   return c.call('consume', full, { timeoutMs: full.timeout_ms + 2000, ...(signal ? { signal } : {}) });
+}
+
+function settle(c: BrokerWorkerClient, params: { commit?: string[]; rewind?: string[] }) {
+  return c.call('settle', { commit: [], rewind: [], ...params }, { timeoutMs: 10_000 });
+}
+
+/** Polls (settling each answer) until `count` messages came back or a poll returns none. */
+async function pollCount(
+  c: BrokerWorkerClient,
+  params: Partial<ConsumeInput> & { topic: string },
+  count: number,
+) {
+  const seen: ConsumedMessage[] = [];
+  while (seen.length < count) {
+    const next = await poll(c, { ...params, max: Math.min(params.max ?? 10, count - seen.length) });
+    if (next.count === 0) break;
+    seen.push(...next.messages);
+  }
+  return seen;
 }
 
 async function publishAll(t: string, values: string[], key?: (i: number) => string) {
@@ -86,9 +118,7 @@ describe('consume through a consumer group', () => {
       assert.ok(!Number.isNaN(Date.parse(p.timestamp)));
     }
 
-    const first = await poll(client, { topic: t, group, max: 5 });
-    assert.equal(first.count, 5);
-    assert.equal(first.group, group);
+    const first = { messages: await pollCount(client, { topic: t, group, max: 5 }, 5) };
     assert.deepEqual(first.messages.map((m) => m.value).sort(), [0, 1, 2, 3, 4].map(task).sort());
     for (const m of first.messages) {
       const i = (JSON.parse(m.value!) as { image: number }).image;
@@ -111,7 +141,7 @@ describe('consume through a consumer group', () => {
 
     const again = await poll(client, { topic: t, group, timeout_ms: 300 });
     assert.equal(again.count, 0);
-    // Committed before the answer: the broker has offset+1 for every message handed out.
+    // Committed once delivered: the broker has offset+1 for every message handed out.
     const committed = await groupOffsets(kafka.plaintext, group, t);
     for (const partition of [0, 1, 2]) {
       const handed = first.messages.filter((m) => m.partition === partition);
@@ -136,7 +166,7 @@ describe('consume through a consumer group', () => {
     );
   });
 
-  it('answers as soon as max messages are there, and never hands one message to two concurrent polls', async () => {
+  it('never hands one message to two concurrent polls', async () => {
     const t = await topic(3);
     const group = uniqueName('concurrent');
     await publishAll(
@@ -145,27 +175,26 @@ describe('consume through a consumer group', () => {
       (i) => `k${i}`,
     );
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => poll(client, { topic: t, group, max: 10 })),
+      Array.from({ length: 6 }, () => pollCount(client, { topic: t, group, max: 10 }, 60)),
     );
-    const values = results.flatMap((r) => r.messages.map((m) => m.value));
+    const values = results.flatMap((r) => r.map((m) => m.value));
     assert.equal(values.length, 60);
     assert.equal(new Set(values).size, 60, 'a message was handed out twice');
     assert.equal((await poll(client, { topic: t, group, timeout_ms: 300 })).count, 0);
   });
 
-  it('gives a cancelled poll nothing and hands its messages to the next poll', async () => {
+  it('gives a cancelled poll nothing and hands later messages to the next poll', async () => {
     const t = await topic(1);
     const group = uniqueName('cancel');
-    await publishAll(t, ['a', 'b', 'c']);
     const controller = new AbortController();
-    // max 10 > 3 available, so the poll holds on until its timeout; the gateway gives up first.
+    // Nothing to read, so the poll holds on until its timeout; the gateway gives up first.
     const waiting = poll(client, { topic: t, group, max: 10, timeout_ms: 20_000 }, controller.signal);
     await new Promise((r) => setTimeout(r, 1500));
     controller.abort();
     await assert.rejects(waiting, (e: unknown) => e instanceof WorkerCallError && e.code === 'CANCELLED');
-    await new Promise((r) => setTimeout(r, 200));
+    await publishAll(t, ['a', 'b', 'c']);
     assert.deepEqual(await groupOffsets(kafka.plaintext, group, t), { 0: '-1' });
-    const next = await poll(client, { topic: t, group, max: 3 });
+    const next = { messages: await pollCount(client, { topic: t, group, max: 3 }, 3) };
     assert.deepEqual(
       next.messages.map((m) => m.value),
       ['a', 'b', 'c'],
@@ -178,26 +207,26 @@ describe('consume through a consumer group', () => {
     await publishAll(a, ['a1', 'a2']);
     await publishAll(b, ['b1', 'b2']);
     const [ra, rb] = await Promise.all([
-      poll(client, { topic: a, group, max: 2 }),
-      poll(client, { topic: b, group, max: 2 }),
+      pollCount(client, { topic: a, group, max: 2 }, 2),
+      pollCount(client, { topic: b, group, max: 2 }, 2),
     ]);
-    assert.deepEqual(ra.messages.map((m) => m.value).sort(), ['a1', 'a2']);
-    assert.deepEqual(rb.messages.map((m) => m.value).sort(), ['b1', 'b2']);
+    assert.deepEqual(ra.map((m) => m.value).sort(), ['a1', 'a2']);
+    assert.deepEqual(rb.map((m) => m.value).sort(), ['b1', 'b2']);
   });
 
   it('resumes where the group left off after the worker restarts', async () => {
     const t = await topic(2);
     const group = uniqueName('restart');
     await publishAll(t, ['r1', 'r2', 'r3', 'r4'], (i) => `k${i}`);
-    const before = await poll(client, { topic: t, group, max: 2 });
-    assert.equal(before.count, 2);
+    const before = { messages: await pollCount(client, { topic: t, group, max: 2 }, 2) };
+    assert.equal(before.messages.length, 2);
 
     await client.close();
     assert.equal(await worker.stop(), 0, 'worker did not exit cleanly on SIGTERM');
     worker = await startWorker(env);
     client = clientFor(worker.address);
 
-    const after = await poll(client, { topic: t, group, max: 2 });
+    const after = { messages: await pollCount(client, { topic: t, group, max: 2 }, 2) };
     const seen = [...before.messages, ...after.messages].map((m) => m.value).sort();
     assert.deepEqual(seen, ['r1', 'r2', 'r3', 'r4']);
     assert.equal((await poll(client, { topic: t, group, timeout_ms: 300 })).count, 0);
@@ -214,7 +243,7 @@ describe('consume through a consumer group', () => {
       t,
       Array.from({ length: total }, (_, i) => ({ key: `k${i % 32}`, value: `${i}:`.padEnd(1024, 'x') })),
     );
-    const seen = (await poll(client, { topic: t, group, max: 100 })).messages;
+    const seen = await pollCount(client, { topic: t, group, max: 100 }, 100);
     assert.equal(seen.length, 100);
     // Let the consumer fill its buffer (its fetch loop is then held), then stop the worker:
     // it must still leave its group and exit, and the buffered, uncommitted messages go to
