@@ -197,6 +197,11 @@ test('concurrent polls of one group never receive the same message', async () =>
 });
 
 test('a poll whose HTTP client goes away commits nothing it did not hand back', async () => {
+  // Empty the queue first: a poll answers as soon as a message is waiting, and this one must still be waiting.
+  const drainer = await stack.mcp();
+  while (
+    (await callTool<ConsumeData>(drainer, 'event_consume', { max: 100, timeout_ms: 500 })).data.count > 0
+  );
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -206,7 +211,11 @@ test('a poll whose HTTP client goes away commits nothing it did not hand back', 
   const controller = new AbortController();
   const abandoned = fetch(`${stack.gw.url}/event/mcp`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': stack.gw.apiKey },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'x-api-key': stack.gw.apiKey,
+    },
     body,
     signal: controller.signal,
   }).catch(() => 'aborted');
