@@ -61,6 +61,8 @@ async function main(): Promise<void> {
     'broker worker listening',
   );
 
+  service.startProbe();
+
   // A stray rejection inside a client library must not take down every warm consumer.
   process.on('unhandledRejection', (reason) => {
     logger.error({ err: reason instanceof Error ? reason.message : String(reason) }, 'unhandled rejection');

@@ -27,6 +27,9 @@ const ACTIONS: Record<WorkerMethod, string> = {
   deleteTopic: 'delete the topic',
 };
 
+const PROBE_EVERY_MS = 2000;
+const PROBE_TIMEOUT_MS = 1500;
+
 /** Codes that say something about the broker's health (not about the caller's input). */
 const BROKER_FAULTS = new Set(['BROKER_ERROR', 'AUTHENTICATION_FAILED']);
 
@@ -42,6 +45,49 @@ export class BrokerService {
     this.ctx = base.readiness.configured
       ? makeContext(settings, this.health, new BrokerClients(settings, logger, this.health))
       : base;
+  }
+
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probing = false;
+
+  /**
+   * A cheap DescribeCluster every PROBE_EVERY_MS, so `status` tells whether the broker
+   * answers now, not only what the last call happened to see.
+   */
+  startProbe(): void {
+    const clients = this.ctx.clients;
+    if (!clients || this.probeTimer) return;
+    const probe = async () => {
+      if (this.probing) return;
+      this.probing = true;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const admin = await clients.admin.get();
+        await Promise.race([
+          admin.describeCluster(),
+          new Promise((_, reject) => {
+            timer = setTimeout(
+              () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
+              PROBE_TIMEOUT_MS,
+            );
+          }),
+        ]);
+        this.health.reachable = true;
+      } catch (error) {
+        if (this.health.reachable !== false)
+          this.logger.warn({ err: (error as Error).message }, 'broker probe failed');
+        this.health.reachable = false;
+        this.health.recordError(
+          `The broker at ${this.ctx.settings.broker.bootstrapServers.join(', ')} does not answer: ${(error as Error).message}`,
+        );
+      } finally {
+        clearTimeout(timer);
+        this.probing = false;
+      }
+    };
+    void probe();
+    this.probeTimer = setInterval(() => void probe(), PROBE_EVERY_MS);
+    this.probeTimer.unref();
   }
 
   get configured(): boolean {
@@ -71,7 +117,9 @@ export class BrokerService {
 
   /** The DEADLINE_EXCEEDED error for a call that ran out of time, with the last broker error. */
   deadlineError = (method: WorkerMethod, deadlineMs: number): MethodError => {
-    const error = deadlineExceeded(`The ${method} call`, deadlineMs, this.health.lastError?.message ?? null);
+    // A poll's timeout quotes no worker-wide broker error: it may name another caller's topic or group.
+    const lastError = method === 'consume' ? null : (this.health.lastError?.message ?? null);
+    const error = deadlineExceeded(`The ${method} call`, deadlineMs, lastError);
     if (method !== 'publish') return error;
     return new MethodError(
       error.code,
@@ -104,6 +152,7 @@ export class BrokerService {
   }
 
   async close(): Promise<void> {
+    if (this.probeTimer) clearInterval(this.probeTimer);
     await this.ctx.clients?.close();
   }
 }

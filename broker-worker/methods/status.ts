@@ -17,6 +17,7 @@ export function status(ctx: MethodContext): WorkerStatus {
     defaultGroup: broker.consumerGroup,
     topicAdminEnabled: broker.allowTopicAdmin,
     lastBrokerError: ctx.health.lastError,
+    brokerReachable: ctx.health.reachable,
     liveConsumers: ctx.clients?.consumers.size ?? 0,
     workerId: ctx.settings.workerId,
   };

@@ -28,6 +28,8 @@ export interface WorkerStatus {
   topicAdminEnabled: boolean;
   /** The most recent broker failure (never containing a secret), cleared by the next success. */
   lastBrokerError: { message: string; at: string } | null;
+  /** Whether the worker's periodic probe (every 2 s) reached the broker; null before the first probe. */
+  brokerReachable: boolean | null;
   liveConsumers: number;
   workerId: string;
 }

@@ -74,6 +74,7 @@ const capabilitiesResult = z.object({
       saslMechanism: z.string().nullable(),
       bootstrapHosts: z.array(z.string()),
       lastBrokerError: z.object({ message: z.string(), at: z.string() }).nullable(),
+      reachable: z.boolean().nullable(),
     })
     .nullable(),
   defaultTopic: z.string().nullable(),
@@ -128,7 +129,7 @@ export function createEventTools({
           workerError = asToolError(error).message;
         }
         return {
-          ready: status?.configured === true && workerError === null,
+          ready: status?.configured === true && workerError === null && status.brokerReachable !== false,
           worker: { reachable: status !== null, error: workerError },
           broker: status && {
             configured: status.configured,
@@ -139,6 +140,7 @@ export function createEventTools({
             saslMechanism: status.saslMechanism,
             bootstrapHosts: status.bootstrapHosts,
             lastBrokerError: status.lastBrokerError,
+            reachable: status.brokerReachable ?? null,
           },
           defaultTopic: status?.defaultTopic ?? null,
           defaultGroup: status?.defaultGroup ?? defaultGroup ?? null,

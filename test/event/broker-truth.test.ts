@@ -1,0 +1,80 @@
+/**
+ * Diagnostics that tell the truth: a new group's first poll that ends while the group is
+ * still joining says so, and event_capabilities stops saying ready within seconds of the
+ * broker going away. This file starts its own broker (default 3000 ms rebalance delay) so
+ * it can stop it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { type LocalKafka, startLocalKafka } from '../../dev/kafka/local-kafka.ts';
+import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
+import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+
+let dataDir: string;
+let kafka: LocalKafka;
+let stack: EventStack;
+
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'ev-truth-kafka-'));
+  kafka = await startLocalKafka({
+    dataDir,
+    plaintextPort: 0,
+    saslPlaintextPort: 0,
+    saslSslPort: null,
+    controllerPort: 0,
+    initialRebalanceDelayMs: 3000,
+  });
+  stack = await startEventStack({
+    BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
+    BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+  });
+});
+after(async () => {
+  await stack?.close();
+  await kafka?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+interface Caps {
+  ready: boolean;
+  broker: { reachable: boolean | null; lastBrokerError: { message: string } | null } | null;
+}
+
+it('a new group whose first poll ends while still joining says joining, not just count 0', async () => {
+  const client = await stack.mcp();
+  const topic = uniqueName('joining');
+  await createTopic(kafka.plaintext, topic, 1);
+  const poll = await callTool<ConsumeData & { joining?: boolean; hint?: string }>(client, 'event_consume', {
+    topic,
+    group: uniqueName('new-group'),
+    timeout_ms: 500,
+  });
+  assert.equal(poll.isError, false, poll.text);
+  assert.equal(poll.data.count, 0);
+  assert.equal(poll.data.joining, true);
+  assert.match(poll.data.hint ?? '', /still joining.*Poll again/s);
+});
+
+it('event_capabilities stops saying ready within seconds of the broker stopping', async () => {
+  const client = await stack.mcp();
+  let caps = (await callTool<Caps>(client, 'event_capabilities')).data;
+  for (let i = 0; i < 50 && caps.broker?.reachable !== true; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    caps = (await callTool<Caps>(client, 'event_capabilities')).data;
+  }
+  assert.equal(caps.ready, true);
+  assert.equal(caps.broker?.reachable, true);
+
+  await kafka.stop();
+  // The worker probes every 2 s; the loop's budget is 30 s.
+  for (let i = 0; i < 60 && caps.ready; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    caps = (await callTool<Caps>(client, 'event_capabilities')).data;
+  }
+  assert.equal(caps.ready, false);
+  assert.equal(caps.broker?.reachable, false);
+  assert.match(caps.broker?.lastBrokerError?.message ?? '', /does not answer/);
+});
