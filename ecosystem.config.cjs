@@ -9,10 +9,12 @@
  *   pm2 stop ecosystem.config.cjs       # drain and stop both
  *   pm2 delete ecosystem.config.cjs     # forget them
  */
+// Node itself is the script (PM2 would otherwise try ts-node for a .ts file); it keeps
+// PM2's IPC channel, which carries the 'ready' message.
 const common = {
   cwd: __dirname,
-  interpreter: 'node',
-  node_args: '--import tsx',
+  script: process.execPath,
+  interpreter: 'none',
   exec_mode: 'fork',
   autorestart: true,
   exp_backoff_restart_delay: 500,
@@ -23,7 +25,7 @@ const common = {
 
 module.exports = {
   apps: [
-    { ...common, name: 'broker-worker', script: 'broker-worker/main.ts' },
-    { ...common, name: 'gateway', script: 'gateway/main.ts' },
+    { ...common, name: 'broker-worker', args: ['--import', 'tsx', 'broker-worker/main.ts'] },
+    { ...common, name: 'gateway', args: ['--import', 'tsx', 'gateway/main.ts'] },
   ],
 };
