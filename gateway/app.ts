@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import { withCors } from './http/cors.ts';
 import type { HttpResponse, RequestContext, RequestHandler } from './http/engine.ts';
-import { handleMcpPost } from './mcp/handle-post.ts';
+import type { AccessHooks, CallDescription } from './mcp/access.ts';
+import { routeFromHeaders } from './mcp/classify.ts';
+import { handleMcpPost, refusalResponse } from './mcp/handle-post.ts';
 import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
 import { checkUnicode } from './mcp/unicode.ts';
@@ -17,6 +19,8 @@ export interface AppOptions {
   log: Logger;
   /** The /console pages: served before the key check, never on MCP routes. */
   console?: RequestHandler;
+  /** Per-key access rules; without them every authenticated key may call everything. */
+  access?: AccessHooks;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -57,6 +61,7 @@ export function createApp({
   maxBodyBytes,
   log,
   console: consolePages,
+  access = {},
 }: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
   const originAllowed = createOriginPolicy(allowedOrigins);
@@ -101,6 +106,23 @@ export function createApp({
     const refusedMedia = checkMediaTypes(head.headers);
     if (refusedMedia) return refusedMedia;
 
+    const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes };
+    // A 2026-07-28 request names its call in headers: a key that may not make it is refused
+    // here, before its body is read. Allowing it is provisional until the body agrees.
+    let allowedFromHeaders: CallDescription | undefined;
+    if (access.authorizeCall) {
+      const route = routeFromHeaders(head.headers);
+      if (route) {
+        const call = { namespace: namespace.definition.name, ...route };
+        const refusal = access.authorizeCall(caller, call);
+        if (refusal) {
+          log.debug({ apiKeyId: caller.apiKeyId, ...call }, 'call refused from headers');
+          return refusalResponse(refusal);
+        }
+        allowedFromHeaders = call;
+      }
+    }
+
     const body = await context.readBody();
     if (!body.ok) {
       if (body.reason === 'too-large') {
@@ -118,10 +140,12 @@ export function createApp({
       namespace,
       body: body.body,
       headers: head.headers,
-      caller: { apiKeyId: auth.apiKeyId, scopes: auth.scopes },
+      caller,
       abortSignal: () => context.signal,
       requestId,
       log,
+      access,
+      ...(allowedFromHeaders ? { allowedFromHeaders } : {}),
     });
   };
   return withCors(handle, allowedOrigins, (path) => routes.has(path));

@@ -9,6 +9,7 @@ import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
 import { drainable } from './http/drain.ts';
 import { selectEngine } from './http/select-engine.ts';
+import type { AccessHooks } from './mcp/access.ts';
 import { compileNamespace } from './mcp/namespace.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
 import { mountNamespaces } from './namespaces/registry.ts';
@@ -21,6 +22,8 @@ export interface GatewayDependencies {
   env?: Readonly<Record<string, string | undefined>>;
   /** A listener thread joining the port the main thread holds (see ListenOptions.sharedPort). */
   sharedPort?: boolean;
+  /** Per-key access rules for MCP calls; without them every registered key may call everything. */
+  access?: AccessHooks;
 }
 
 export interface RunningGateway {
@@ -45,6 +48,7 @@ export async function startGateway({
   broker,
   env = process.env,
   sharedPort = false,
+  access,
 }: GatewayDependencies): Promise<RunningGateway> {
   const store = await openStateStore(config);
   const authenticator = new ApiKeyAuthenticator(store, {
@@ -85,6 +89,7 @@ export async function startGateway({
     maxBodyBytes: config.MCP_MAX_BODY_BYTES,
     log,
     ...(consolePages ? { console: consolePages } : {}),
+    ...(access ? { access } : {}),
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);

@@ -4,10 +4,12 @@ import { compileNamespace } from '../../gateway/mcp/namespace.ts';
 import { createEventNamespace } from '../../gateway/namespaces/event/index.ts';
 import { announce } from './ready.ts';
 
+/** The gateway's own tools/list answer for BENCH_ERA (legacy or modern), id 1, encoded by its wire. */
 function toolsListBody(): Buffer {
   const unused = { call: () => Promise.reject(new Error('unused')) };
-  const { toolsListResult } = compileNamespace(createEventNamespace({ broker: unused }));
-  return Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"result":'), toolsListResult, Buffer.from('}')]);
+  const namespace = compileNamespace(createEventNamespace({ broker: unused }));
+  const wire = process.env.BENCH_ERA === 'modern' ? namespace.modern : namespace.legacy;
+  return Buffer.from(wire.toolsList(1, undefined).body ?? '');
 }
 
 const { loaded, failures } = loadUws();

@@ -1,15 +1,25 @@
+/**
+ * One POSTed JSON-RPC message on a namespace endpoint. The classifier picks the era, the
+ * access hook is consulted, then the message is dispatched to that era's methods and
+ * answered by that era's encoder. Tool calls run through the one era-neutral tool model.
+ */
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import type { HttpResponse } from '../http/engine.ts';
+import type { AccessHooks, CallDescription, CallRefusal } from './access.ts';
+import { type CallOutcome, runToolCall } from './call-tool.ts';
+import { classifyRequest } from './classify.ts';
 import type { CompiledNamespace } from './namespace.ts';
 import {
-  isSupportedProtocolVersion,
+  isLegacyVersion,
+  isModernVersion,
+  isObject,
+  isValidId,
   JSON_RPC,
   type JsonRpcId,
-  LATEST_PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS,
+  LEGACY_PROTOCOL_VERSIONS,
 } from './protocol.ts';
-import { type CallerIdentity, ToolError } from './tool.ts';
+import type { CallerIdentity } from './tool.ts';
+import { errorResponse } from './wire/json-rpc.ts';
 
 export interface McpPost {
   namespace: CompiledNamespace;
@@ -20,149 +30,92 @@ export interface McpPost {
   abortSignal(): AbortSignal;
   requestId: string;
   log: Logger;
+  access: AccessHooks;
+  /** The call a 2026-07-28 request's headers named, already allowed by the access hook before the body was read. */
+  allowedFromHeaders?: CallDescription;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
 const ACCEPTED: HttpResponse = { status: 202 };
 
-function errorResponse(status: number, id: JsonRpcId | null, code: number, message: string): HttpResponse {
-  return {
-    status,
-    headers: JSON_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }),
-  };
+function toolNameOf(method: string, params: unknown): string | undefined {
+  return method === 'tools/call' && isObject(params) && typeof params.name === 'string'
+    ? params.name
+    : undefined;
 }
 
-const RESULT_PREFIX = Buffer.from('{"jsonrpc":"2.0","id":');
-const RESULT_MIDDLE = Buffer.from(',"result":');
-const RESULT_SUFFIX = Buffer.from('}');
-
-/** Pre-encoded results (tools/list) are spliced as bytes, so a large answer is never re-encoded per request. */
-function resultResponse(id: JsonRpcId, result: string | Buffer): HttpResponse {
-  const body =
-    typeof result === 'string'
-      ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`
-      : Buffer.concat([RESULT_PREFIX, Buffer.from(JSON.stringify(id)), RESULT_MIDDLE, result, RESULT_SUFFIX]);
-  return { status: 200, headers: JSON_HEADERS, body };
+/** The engine reports whether the answer reached the caller's connection; tools waiting on that hear it. */
+function withDelivery(response: HttpResponse, outcome: CallOutcome): HttpResponse {
+  if (outcome.kind === 'result' && outcome.onWritten) response.onWritten = outcome.onWritten;
+  return response;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** MCP ids are strings or integers; an integer past 2^53 could not be echoed back unchanged. */
-function isValidId(id: unknown): id is JsonRpcId {
-  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
-}
-
-function toolErrorResult(message: string): string {
-  return JSON.stringify({ content: [{ type: 'text', text: message }], isError: true });
-}
-
-async function callTool(id: JsonRpcId, params: unknown, post: McpPost): Promise<HttpResponse> {
-  if (!isObject(params) || typeof params.name !== 'string') {
-    return errorResponse(200, id, JSON_RPC.INVALID_PARAMS, 'tools/call needs params.name (string)');
-  }
-  const tool = post.namespace.tools.get(params.name);
-  if (!tool) {
-    return errorResponse(
-      200,
-      id,
-      JSON_RPC.INVALID_PARAMS,
-      `Unknown tool: ${params.name}. Call tools/list to see the tools of /${post.namespace.definition.name}/mcp.`,
-    );
-  }
-  const parsed = tool.input.safeParse(params.arguments ?? {});
-  if (!parsed.success) {
-    return resultResponse(
-      id,
-      toolErrorResult(`Invalid arguments for ${tool.name}:\n${z.prettifyError(parsed.error)}`),
-    );
-  }
-  const started = performance.now();
-  const logCall = (isError: boolean) =>
-    post.log.debug(
-      {
-        requestId: post.requestId,
-        apiKeyId: post.caller.apiKeyId,
-        tool: tool.name,
-        isError,
-        ms: Math.round(performance.now() - started),
-      },
-      'tool call',
-    );
-  const delivered: Array<(ok: boolean) => void> = [];
-  try {
-    const output = await tool.handler(parsed.data, {
-      caller: post.caller,
-      signal: post.abortSignal(),
-      requestId: post.requestId,
-      whenDelivered: (callback) => delivered.push(callback),
-    });
-    logCall(false);
-    const response = resultResponse(
-      id,
-      JSON.stringify({
-        content: [{ type: 'text', text: JSON.stringify(output) }],
-        structuredContent: output,
-      }),
-    );
-    if (delivered.length > 0) response.onWritten = (ok) => runDelivered(delivered, ok, post);
-    return response;
-  } catch (error) {
-    runDelivered(delivered, false, post);
-    logCall(true);
-    if (error instanceof ToolError) return resultResponse(id, toolErrorResult(error.message));
-    post.log.error({ err: error, tool: tool.name, requestId: post.requestId }, 'tool handler failed');
-    return resultResponse(
-      id,
-      toolErrorResult(
-        `${tool.name} failed unexpectedly (request ${post.requestId}); retry, or report the request id.`,
-      ),
-    );
-  }
-}
-
-function runDelivered(callbacks: Array<(ok: boolean) => void>, ok: boolean, post: McpPost): void {
-  for (const callback of callbacks.splice(0)) {
-    try {
-      callback(ok);
-    } catch (error) {
-      post.log.error({ err: error, requestId: post.requestId }, 'delivery callback failed');
+async function dispatchLegacy(
+  id: JsonRpcId,
+  method: string,
+  params: unknown,
+  post: McpPost,
+): Promise<HttpResponse> {
+  const wire = post.namespace.legacy;
+  switch (method) {
+    case 'initialize':
+      return wire.initialize(id, params);
+    case 'ping':
+      return wire.ping(id);
+    case 'tools/list':
+      return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
+    case 'tools/call': {
+      const outcome = await runToolCall(post.namespace, params, post);
+      if (outcome.kind === 'error') return errorResponse(200, id, outcome.code, outcome.message);
+      return withDelivery(wire.toolResult(id, outcome.result), outcome);
     }
+    default:
+      return errorResponse(200, id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}`);
   }
 }
 
-function initializeResult(params: unknown, namespace: CompiledNamespace): string {
-  const requested =
-    isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : '';
-  const { definition } = namespace;
-  return JSON.stringify({
-    protocolVersion: isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION,
-    capabilities: { tools: { listChanged: false } },
-    serverInfo: {
-      name: `mcp-event-gateway-${definition.name}`,
-      title: definition.title,
-      version: definition.version,
-    },
-    instructions: definition.instructions,
-  });
+async function dispatchModern(
+  id: JsonRpcId,
+  method: string,
+  params: unknown,
+  post: McpPost,
+): Promise<HttpResponse> {
+  const wire = post.namespace.modern;
+  switch (method) {
+    case 'server/discover':
+      return wire.discover(id);
+    case 'tools/list':
+      return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
+    case 'tools/call': {
+      const outcome = await runToolCall(post.namespace, params, post);
+      // An unknown tool is answered in-band (HTTP 200), as the reference SDK does.
+      if (outcome.kind === 'error') return errorResponse(200, id, outcome.code, outcome.message);
+      return withDelivery(wire.toolResult(id, outcome.result), outcome);
+    }
+    default:
+      // initialize and ping included: the 2026-07-28 protocol has neither.
+      return errorResponse(
+        404,
+        id,
+        JSON_RPC.METHOD_NOT_FOUND,
+        `Method not found in protocol 2026-07-28: ${method.slice(0, 100)}. This namespace serves server/discover, tools/list and tools/call.`,
+      );
+  }
 }
 
-/** One POSTed JSON-RPC message of the stateless Streamable HTTP transport. */
+/** A refused call; the id is null when the refusal came from headers, before the body was read. */
+export function refusalResponse(refusal: CallRefusal, id: JsonRpcId | null = null): HttpResponse {
+  return errorResponse(refusal.status ?? 403, id, JSON_RPC.CALL_REFUSED, refusal.message);
+}
+
+function sameCall(a: CallDescription | undefined, b: CallDescription): boolean {
+  return a !== undefined && a.method === b.method && a.toolName === b.toolName;
+}
+
+/** One POSTed JSON-RPC message of the stateless Streamable HTTP transport, in either era. */
 export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
   const contentType = post.headers['content-type'];
   if (contentType !== undefined && !contentType.toLowerCase().includes('application/json')) {
     return errorResponse(415, null, JSON_RPC.INVALID_REQUEST, 'Content-Type must be application/json');
-  }
-  const headerVersion = post.headers['mcp-protocol-version'];
-  if (headerVersion !== undefined && !isSupportedProtocolVersion(headerVersion)) {
-    return errorResponse(
-      400,
-      null,
-      JSON_RPC.INVALID_REQUEST,
-      `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
-    );
   }
 
   let message: unknown;
@@ -188,40 +141,70 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
     );
   }
 
-  if (typeof message.method === 'string') {
-    if (!('id' in message)) return ACCEPTED;
-    if (!isValidId(message.id)) {
+  if (typeof message.method !== 'string' || !('id' in message)) {
+    // Notifications and responses are accepted in either era; only a version header neither era knows is refused.
+    const headerVersion = post.headers['mcp-protocol-version'];
+    if (
+      headerVersion !== undefined &&
+      !isLegacyVersion(headerVersion) &&
+      !isModernVersion(headerVersion.trim())
+    ) {
       return errorResponse(
         400,
         null,
         JSON_RPC.INVALID_REQUEST,
-        'Invalid Request: id must be a string or an integer',
+        `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')}`,
       );
     }
-    const { id, params } = message;
-    switch (message.method) {
-      case 'initialize':
-        return resultResponse(id, initializeResult(params, post.namespace));
-      case 'ping':
-        return resultResponse(id, '{}');
-      case 'tools/list':
-        return resultResponse(id, post.namespace.toolsListResult);
-      case 'tools/call':
-        return callTool(id, params, post);
-      default:
-        return errorResponse(
-          200,
-          id,
-          JSON_RPC.METHOD_NOT_FOUND,
-          `Method not found: ${message.method.slice(0, 100)}`,
-        );
+    if (typeof message.method === 'string') return ACCEPTED;
+    if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
+    return errorResponse(
+      400,
+      isValidId(message.id) ? message.id : null,
+      JSON_RPC.INVALID_REQUEST,
+      'Invalid Request: neither a request, a notification nor a response',
+    );
+  }
+
+  if (!isValidId(message.id)) {
+    return errorResponse(
+      400,
+      null,
+      JSON_RPC.INVALID_REQUEST,
+      'Invalid Request: id must be a string or an integer',
+    );
+  }
+  const { id, method, params } = message as { id: JsonRpcId; method: string; params?: unknown };
+  const era = classifyRequest({ method, params }, post.headers);
+  if (post.log.isLevelEnabled('debug')) {
+    post.log.debug(
+      {
+        requestId: post.requestId,
+        namespace: post.namespace.definition.name,
+        era: era.era,
+        method: method.slice(0, 100),
+      },
+      'mcp request',
+    );
+  }
+  if (era.era === 'reject')
+    return errorResponse(era.status, era.echoId ? id : null, era.code, era.message, era.data);
+
+  const { authorizeCall } = post.access;
+  if (authorizeCall) {
+    const call: CallDescription = {
+      namespace: post.namespace.definition.name,
+      method,
+      toolName: toolNameOf(method, params),
+    };
+    // A modern request reaching here had its headers confirmed equal to the body, so the
+    // decision taken from them before the body was read stands; anything else is asked now.
+    if (!(era.era === 'modern' && sameCall(post.allowedFromHeaders, call))) {
+      const refusal = authorizeCall(post.caller, call);
+      if (refusal) return refusalResponse(refusal, id);
     }
   }
-  if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
-  return errorResponse(
-    400,
-    isValidId(message.id) ? message.id : null,
-    JSON_RPC.INVALID_REQUEST,
-    'Invalid Request: neither a request, a notification nor a response',
-  );
+  return era.era === 'modern'
+    ? dispatchModern(id, method, params, post)
+    : dispatchLegacy(id, method, params, post);
 }

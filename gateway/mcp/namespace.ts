@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ToolDefinition } from './tool.ts';
+import { createLegacyWire, type LegacyWire } from './wire/legacy.ts';
+import { createModernWire, type ModernWire } from './wire/modern.ts';
 
 export interface NamespaceDefinition {
   /** URL segment: served at /{name}/mcp. */
@@ -12,11 +14,28 @@ export interface NamespaceDefinition {
   close?(): Promise<void>;
 }
 
-export interface CompiledNamespace {
+/** One tools/list entry, the same in every protocol era, serialized once. */
+export interface ListedTool {
+  name: string;
+  json: string;
+}
+
+/**
+ * The era-neutral model of a namespace: what it is, its tools and their listed form. Both
+ * wire encoders are built from this one description, so a namespace written once as a
+ * NamespaceDefinition speaks every protocol era without code of its own.
+ */
+export interface NamespaceModel {
   definition: NamespaceDefinition;
   tools: Map<string, ToolDefinition>;
-  /** The `result` of tools/list, serialized and encoded once at start. */
-  toolsListResult: Buffer;
+  /** In definition order, which is the order tools/list answers in. */
+  listed: ListedTool[];
+  serverInfo: { name: string; title: string; version: string };
+}
+
+export interface CompiledNamespace extends NamespaceModel {
+  legacy: LegacyWire;
+  modern: ModernWire;
 }
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -36,11 +55,24 @@ export function compileNamespace(definition: NamespaceDefinition): CompiledNames
   }
   const listed = definition.tools.map((tool) => ({
     name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: jsonSchemaOf(tool.input, 'input'),
-    outputSchema: jsonSchemaOf(tool.output, 'output'),
-    annotations: { title: tool.title, ...tool.annotations },
+    json: JSON.stringify({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: jsonSchemaOf(tool.input, 'input'),
+      outputSchema: jsonSchemaOf(tool.output, 'output'),
+      annotations: { title: tool.title, ...tool.annotations },
+    }),
   }));
-  return { definition, tools, toolsListResult: Buffer.from(JSON.stringify({ tools: listed })) };
+  const model: NamespaceModel = {
+    definition,
+    tools,
+    listed,
+    serverInfo: {
+      name: `mcp-event-gateway-${definition.name}`,
+      title: definition.title,
+      version: definition.version,
+    },
+  };
+  return { ...model, legacy: createLegacyWire(model), modern: createModernWire(model) };
 }

@@ -1,8 +1,19 @@
-/** MCP protocol revisions this gateway speaks, newest first; the first is offered when a client asks for another. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
-/** What the Streamable HTTP transport says to assume when a client sends no version header. */
-export const DEFAULT_HEADER_PROTOCOL_VERSION = '2025-03-26';
+/**
+ * The two protocol eras every namespace endpoint serves. Versions are explicit sets, never
+ * compared as dates: a version string is only what it says, and an unknown one is unknown.
+ */
+
+/** The handshake (initialize) era, newest first; the first is offered when a client asks for another. */
+export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+export const LATEST_LEGACY_VERSION = LEGACY_PROTOCOL_VERSIONS[0];
+/** The stateless era: every request carries its own version and capabilities in params._meta. */
+export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;
+
+export const META = {
+  PROTOCOL_VERSION: 'io.modelcontextprotocol/protocolVersion',
+  CLIENT_CAPABILITIES: 'io.modelcontextprotocol/clientCapabilities',
+  SERVER_INFO: 'io.modelcontextprotocol/serverInfo',
+} as const;
 
 export const JSON_RPC = {
   PARSE_ERROR: -32700,
@@ -10,10 +21,29 @@ export const JSON_RPC = {
   METHOD_NOT_FOUND: -32601,
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
+  /** The gateway's own: the caller's key may not make this call. */
+  CALL_REFUSED: -32001,
+  /** 2026-07-28: an MCP-* routing header is missing, malformed or disagrees with the body. */
+  HEADER_MISMATCH: -32020,
+  /** 2026-07-28: the claimed protocol version is not served; data lists what is. */
+  UNSUPPORTED_PROTOCOL_VERSION: -32022,
 } as const;
 
 export type JsonRpcId = string | number;
 
-export function isSupportedProtocolVersion(version: string): boolean {
-  return (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version);
+export function isLegacyVersion(version: string): boolean {
+  return (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(version);
+}
+
+export function isModernVersion(version: string): boolean {
+  return (MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version);
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** MCP ids are strings or integers; an integer past 2^53 could not be echoed back unchanged. */
+export function isValidId(id: unknown): id is JsonRpcId {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 }

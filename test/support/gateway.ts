@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { loadGatewayConfig } from '../../gateway/config.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { createLogger } from '../../gateway/logger.ts';
+import type { AccessHooks } from '../../gateway/mcp/access.ts';
 import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
 import { keyStorePath, type RunningGateway, startGateway } from '../../gateway/server.ts';
 
@@ -37,6 +38,7 @@ export async function startTestGateway(
     env?: Record<string, string>;
     dataDir?: string;
     logDestination?: DestinationStream;
+    access?: AccessHooks;
   } = {},
 ): Promise<TestGateway> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-gw-test-')));
@@ -63,6 +65,7 @@ export async function startTestGateway(
     env,
     log: createLogger(config.LOG_LEVEL, options.logDestination),
     broker: options.broker ?? absentBroker,
+    ...(options.access ? { access: options.access } : {}),
   });
   return {
     url: `http://127.0.0.1:${gateway.port}`,

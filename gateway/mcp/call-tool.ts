@@ -1,0 +1,100 @@
+/**
+ * tools/call in the era-neutral tool model: find the tool, validate its arguments, run it,
+ * and describe the outcome. The wire encoders decide how that outcome is written.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { NamespaceModel } from './namespace.ts';
+import { isObject, JSON_RPC } from './protocol.ts';
+import { type CallerIdentity, ToolError } from './tool.ts';
+
+/** A CallToolResult without era-specific fields; `text` is the structured output as JSON, or the error. */
+export type ToolResult =
+  | { isError: false; text: string; structured: unknown }
+  | { isError: true; text: string };
+
+export type CallOutcome =
+  /** onWritten is set when the tool asked to hear whether its answer reached the caller. */
+  | { kind: 'result'; result: ToolResult; onWritten?: (ok: boolean) => void }
+  /** A protocol error (JSON-RPC error, not a tool result): the call named no tool that exists. */
+  | { kind: 'error'; code: number; message: string };
+
+export interface CallContext {
+  caller: CallerIdentity;
+  /** Read only when a handler runs: engines make the signal on demand. */
+  abortSignal(): AbortSignal;
+  requestId: string;
+  log: Logger;
+}
+
+function failed(text: string): CallOutcome {
+  return { kind: 'result', result: { isError: true, text } };
+}
+
+export async function runToolCall(
+  namespace: NamespaceModel,
+  params: unknown,
+  context: CallContext,
+): Promise<CallOutcome> {
+  if (!isObject(params) || typeof params.name !== 'string') {
+    return { kind: 'error', code: JSON_RPC.INVALID_PARAMS, message: 'tools/call needs params.name (string)' };
+  }
+  const tool = namespace.tools.get(params.name);
+  if (!tool) {
+    return {
+      kind: 'error',
+      code: JSON_RPC.INVALID_PARAMS,
+      message: `Unknown tool: ${params.name}. Call tools/list to see the tools of /${namespace.definition.name}/mcp.`,
+    };
+  }
+  const parsed = tool.input.safeParse(params.arguments ?? {});
+  if (!parsed.success) return failed(`Invalid arguments for ${tool.name}:\n${z.prettifyError(parsed.error)}`);
+
+  const started = performance.now();
+  const logCall = (isError: boolean) =>
+    context.log.debug(
+      {
+        requestId: context.requestId,
+        apiKeyId: context.caller.apiKeyId,
+        tool: tool.name,
+        isError,
+        ms: Math.round(performance.now() - started),
+      },
+      'tool call',
+    );
+  const delivered: Array<(ok: boolean) => void> = [];
+  try {
+    const output = await tool.handler(parsed.data, {
+      caller: context.caller,
+      signal: context.abortSignal(),
+      requestId: context.requestId,
+      whenDelivered: (callback) => delivered.push(callback),
+    });
+    logCall(false);
+    const outcome: CallOutcome = {
+      kind: 'result',
+      result: { isError: false, text: JSON.stringify(output), structured: output },
+    };
+    if (delivered.length > 0) outcome.onWritten = (ok) => runDelivered(delivered, ok, context);
+    return outcome;
+  } catch (error) {
+    // Nothing of a failed call reaches the caller: whatever the handler registered hears so now.
+    runDelivered(delivered, false, context);
+    logCall(true);
+    if (error instanceof ToolError) return failed(error.message);
+    context.log.error({ err: error, tool: tool.name, requestId: context.requestId }, 'tool handler failed');
+    return failed(
+      `${tool.name} failed unexpectedly (request ${context.requestId}); retry, or report the request id.`,
+    );
+  }
+}
+
+function runDelivered(callbacks: Array<(ok: boolean) => void>, ok: boolean, context: CallContext): void {
+  for (const callback of callbacks.splice(0)) {
+    try {
+      callback(ok);
+    } catch (error) {
+      context.log.error({ err: error, requestId: context.requestId }, 'delivery callback failed');
+    }
+  }
+}

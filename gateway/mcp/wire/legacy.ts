@@ -1,0 +1,55 @@
+/**
+ * The 2025 era (2025-03-26 … 2025-11-25): initialize handshake, no resultType, no cache
+ * hints. Its bytes are what clients of that era have always received from this gateway.
+ */
+import type { HttpResponse } from '../../http/engine.ts';
+import type { ToolResult } from '../call-tool.ts';
+import type { NamespaceModel } from '../namespace.ts';
+import { isLegacyVersion, isObject, type JsonRpcId, LATEST_LEGACY_VERSION } from '../protocol.ts';
+import { resultResponse, type ToolFilter } from './json-rpc.ts';
+
+export interface LegacyWire {
+  initialize(id: JsonRpcId, params: unknown): HttpResponse;
+  ping(id: JsonRpcId): HttpResponse;
+  toolsList(id: JsonRpcId, filter: ToolFilter): HttpResponse;
+  toolResult(id: JsonRpcId, result: ToolResult): HttpResponse;
+}
+
+export function encodeLegacyToolResult(result: ToolResult): string {
+  const content = [{ type: 'text', text: result.text }];
+  return JSON.stringify(
+    result.isError ? { content, isError: true } : { content, structuredContent: result.structured },
+  );
+}
+
+export function createLegacyWire(model: NamespaceModel): LegacyWire {
+  const list = (entries: string[]) => `{"tools":[${entries.join(',')}]}`;
+  const toolsList = Buffer.from(list(model.listed.map((tool) => tool.json)));
+  const initializeFor = (version: string) =>
+    JSON.stringify({
+      protocolVersion: version,
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: model.serverInfo,
+      instructions: model.definition.instructions,
+    });
+  return {
+    initialize(id, params) {
+      const requested =
+        isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : '';
+      // Never 2026-07-28 or later: that era has no handshake, so it is not negotiable here.
+      return resultResponse(
+        id,
+        initializeFor(isLegacyVersion(requested) ? requested : LATEST_LEGACY_VERSION),
+      );
+    },
+    ping: (id) => resultResponse(id, '{}'),
+    toolsList(id, filter) {
+      if (!filter) return resultResponse(id, toolsList);
+      return resultResponse(
+        id,
+        list(model.listed.filter((tool) => filter(tool.name)).map((tool) => tool.json)),
+      );
+    },
+    toolResult: (id, result) => resultResponse(id, encodeLegacyToolResult(result)),
+  };
+}

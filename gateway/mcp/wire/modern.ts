@@ -1,0 +1,62 @@
+/**
+ * The 2026-07-28 era: no handshake; server/discover describes the server; every result
+ * carries resultType, names the server in result _meta, and list-like results carry cache
+ * hints. Everything a request does not change is encoded once, here, at start.
+ */
+import type { HttpResponse } from '../../http/engine.ts';
+import type { ToolResult } from '../call-tool.ts';
+import type { NamespaceModel } from '../namespace.ts';
+import { type JsonRpcId, META, MODERN_PROTOCOL_VERSIONS } from '../protocol.ts';
+import { resultResponse, type ToolFilter } from './json-rpc.ts';
+
+/**
+ * Freshness hints. Every answer is behind an API key and may differ per key (tool filters),
+ * so no cache may share one across keys: always private. A minute keeps a client from
+ * re-discovering on every call while a redeploy's new tools show up soon.
+ */
+export const CACHE_HINTS = { ttlMs: 60_000, cacheScope: 'private' } as const;
+
+export interface ModernWire {
+  discover(id: JsonRpcId): HttpResponse;
+  toolsList(id: JsonRpcId, filter: ToolFilter): HttpResponse;
+  toolResult(id: JsonRpcId, result: ToolResult): HttpResponse;
+}
+
+export function createModernWire(model: NamespaceModel): ModernWire {
+  const meta = JSON.stringify({ [META.SERVER_INFO]: model.serverInfo });
+  const hints = `"ttlMs":${CACHE_HINTS.ttlMs},"cacheScope":"${CACHE_HINTS.cacheScope}"`;
+  const list = (entries: string[]) =>
+    `{"resultType":"complete","tools":[${entries.join(',')}],${hints},"_meta":${meta}}`;
+  const toolsList = Buffer.from(list(model.listed.map((tool) => tool.json)));
+  const discover = Buffer.from(
+    JSON.stringify({
+      resultType: 'complete',
+      supportedVersions: MODERN_PROTOCOL_VERSIONS,
+      capabilities: { tools: { listChanged: false } },
+      instructions: model.definition.instructions,
+      ...CACHE_HINTS,
+      _meta: { [META.SERVER_INFO]: model.serverInfo },
+    }),
+  );
+  return {
+    discover: (id) => resultResponse(id, discover),
+    toolsList(id, filter) {
+      if (!filter) return resultResponse(id, toolsList);
+      return resultResponse(
+        id,
+        list(model.listed.filter((tool) => filter(tool.name)).map((tool) => tool.json)),
+      );
+    },
+    toolResult(id, result) {
+      const content = JSON.stringify([{ type: 'text', text: result.text }]);
+      const structured =
+        result.isError || result.structured === undefined
+          ? ''
+          : `,"structuredContent":${JSON.stringify(result.structured)}`;
+      return resultResponse(
+        id,
+        `{"resultType":"complete","content":${content}${structured},"isError":${result.isError},"_meta":${meta}}`,
+      );
+    },
+  };
+}
