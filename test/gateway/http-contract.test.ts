@@ -241,7 +241,11 @@ for (const engine of ['uws', 'node'] as const) {
           { 'mcp-protocol-version': '2024-01-01' },
         );
         assert.equal(res.status, 400);
-        assert.match(JSON.parse(res.body).error.message, /MCP-Protocol-Version/);
+        const body = JSON.parse(res.body);
+        assert.match(body.error.message, /MCP-Protocol-Version/);
+        // Without a params._meta claim this stays the 2025-era answer: -32600, id null.
+        assert.equal(body.error.code, -32600);
+        assert.equal(body.id, null);
       });
       test('a batch: 400', async () => {
         const res = await rpc(gw, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
