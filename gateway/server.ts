@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { guardToolArguments } from './accounts/access.ts';
+import { guardToolArguments, scopeAccess } from './accounts/access.ts';
 import { openStateStore, stateStorePath } from './accounts/open.ts';
 import { SignInService } from './accounts/sign-in.ts';
 import { createApp } from './app.ts';
@@ -89,7 +89,8 @@ export async function startGateway({
     maxBodyBytes: config.MCP_MAX_BODY_BYTES,
     log,
     ...(consolePages ? { console: consolePages } : {}),
-    ...(access ? { access } : {}),
+    // Key scopes unless the caller brings its own rules (tests of the hook seam do).
+    access: access ?? scopeAccess(namespaces),
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);

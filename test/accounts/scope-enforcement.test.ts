@@ -84,3 +84,41 @@ test('topic patterns: publish inside the pattern reaches the namespace, outside 
     await client.close();
   }
 });
+
+test('tools/list shows a key only the tools it may call', async () => {
+  const client = await connect(keyWith({ ...FULL_SCOPES, readOnly: true }));
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), ['event_capabilities', 'event_topics']);
+    assert.ok(tools.every((tool) => tool.annotations?.readOnlyHint === true));
+  } finally {
+    await client.close();
+  }
+  const full = await connect(gw.apiKey);
+  try {
+    assert.equal((await full.listTools()).tools.length, 6, 'an unlimited key still sees every tool');
+  } finally {
+    await full.close();
+  }
+});
+
+test('a namespace outside the key is refused at connect, naming namespace:event', async () => {
+  await assert.rejects(connect(keyWith({ ...FULL_SCOPES, namespaces: ['skills'] })), /namespace:event/);
+});
+
+test('on a 2026-07-28 request the refusal comes from the headers, before the body is read', async () => {
+  const key = keyWith({ ...FULL_SCOPES, namespaces: ['skills'] });
+  const response = await fetch(`${gw.url}/event/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': key,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/list',
+    },
+    // Not even JSON: a refusal from the headers never looks at it.
+    body: 'this body is never parsed',
+  });
+  assert.equal(response.status, 403);
+  assert.match(JSON.stringify(await response.json()), /lacks the scope namespace:event/);
+});
