@@ -7,7 +7,7 @@ import { BrokerClients } from './broker.ts';
 import { deadlineExceeded, MethodError } from './errors.ts';
 import { BrokerHealth } from './health.ts';
 import type { CallContext, Dispatch } from './ipc/server.ts';
-import { describeKafkaError } from './kafka/errors.ts';
+import { describeKafkaError, isAuthenticationFailure } from './kafka/errors.ts';
 import type { Logger } from './logger.ts';
 import { consume } from './methods/consume.ts';
 import { type MethodContext, makeContext } from './methods/context.ts';
@@ -77,8 +77,11 @@ export class BrokerService {
         if (this.health.reachable !== false)
           this.logger.warn({ err: (error as Error).message }, 'broker probe failed');
         this.health.reachable = false;
-        this.health.recordError(
-          `The broker at ${this.ctx.settings.broker.bootstrapServers.join(', ')} does not answer: ${(error as Error).message}`,
+        // Wrong credentials are not an outage: say so, as a call would, so operators fix the right thing.
+        this.health.recordProbeFailure(
+          isAuthenticationFailure(error)
+            ? describeKafkaError(error, 'describe the cluster').message
+            : `The broker at ${this.ctx.settings.broker.bootstrapServers.join(', ')} does not answer: ${(error as Error).message}`,
         );
       } finally {
         clearTimeout(timer);
@@ -108,14 +111,13 @@ export class BrokerService {
         throw error;
       const described = error instanceof MethodError ? error : describeKafkaError(error, ACTIONS[method]);
       if (BROKER_FAULTS.has(described.code)) {
-        this.health.recordError(described.message);
         this.logger.warn({ method, code: described.code, err: described.message }, 'broker call failed');
       }
       throw described;
     }
   };
 
-  /** The DEADLINE_EXCEEDED error for a call that ran out of time, with the last broker error. */
+  /** The DEADLINE_EXCEEDED error for a call that ran out of time, with the probe's last broker error. */
   deadlineError = (method: WorkerMethod, deadlineMs: number): MethodError => {
     // A poll's timeout quotes no worker-wide broker error: it may name another caller's topic or group.
     const lastError = method === 'consume' ? null : (this.health.lastError?.message ?? null);

@@ -238,7 +238,6 @@ export class GroupConsumer {
       error,
       `read topic "${this.topic}" with consumer group "${this.group}"`,
     );
-    this.options.health.recordError(described.message);
     this.log.warn({ err: described.message, restart }, 'group consumer crashed');
     if (!restart) this.fail(described);
     this.changed.notify();
@@ -247,7 +246,6 @@ export class GroupConsumer {
   private fail(error: MethodError): void {
     if (this.failure) return;
     this.failure = error;
-    this.options.health.recordError(error.message);
     this.changed.notify();
   }
 

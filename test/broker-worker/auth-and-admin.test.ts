@@ -81,7 +81,12 @@ describe('SASL credentials', () => {
         assert.doesNotMatch(message, new RegExp(wrong));
       }),
     );
-    const status = await client.call('status', {}, call);
+    // status reports the periodic probe's verdict (every 2 s), which needs its own failed attempt.
+    let status = await client.call('status', {}, call);
+    for (let i = 0; i < 40 && !status.lastBrokerError; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      status = await client.call('status', {}, call);
+    }
     assert.match(status.lastBrokerError?.message ?? '', /rejected the SASL credentials/);
     assert.doesNotMatch(JSON.stringify(status), new RegExp(wrong));
     assert.equal(

@@ -77,4 +77,7 @@ it('event_capabilities stops saying ready within seconds of the broker stopping'
   assert.equal(caps.ready, false);
   assert.equal(caps.broker?.reachable, false);
   assert.match(caps.broker?.lastBrokerError?.message ?? '', /does not answer/);
+  // The previous test's group is still polling the stopped broker; its topic and group are that
+  // caller's business, and every key can read event_capabilities.
+  assert.doesNotMatch(JSON.stringify(caps), /joining-|new-group-/);
 });
