@@ -4,42 +4,20 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
 import {
   API_PAGE,
-  DIMENSIONS,
   explicitRange,
   filterGroups,
   filterInput,
   lastDays,
-  listInput,
   mapRow,
   metadataOf,
-  metadataSchema,
   parseDataState,
   parseDimensions,
   parseSearchType,
   rowSchema,
   totals,
 } from './analytics.ts';
+import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
-
-const days = z
-  .number()
-  .int()
-  .optional()
-  .describe('Exactly this many complete Pacific-time days ending yesterday (default 28).');
-const dimensions = listInput
-  .optional()
-  .describe(`Dimensions as an array or comma-separated string: ${DIMENSIONS.join(', ')} (default query).`);
-const dataState = z
-  .string()
-  .optional()
-  .describe('all (fresh, partly incomplete), final, or hourly_all (with the hour dimension).');
-const searchType = z.string().optional().describe('web (default), image, video, news, discover, googleNews.');
-const rangeShape = {
-  site_url: z.string(),
-  start_date: z.string(),
-  end_date: z.string(),
-  metadata: metadataSchema,
-};
 
 export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
   const { client, settings, now } = deps;

@@ -7,16 +7,13 @@ import {
   checkDate,
   comparePeriods,
   comparisonSchema,
-  DIMENSIONS,
   explicitRange,
   fetchRows,
   filterGroups,
   filterInput,
   lastDays,
-  listInput,
   mapRow,
   metadataOf,
-  metadataSchema,
   parseAggregation,
   parseDataState,
   parseDimensions,
@@ -24,27 +21,8 @@ import {
   rowSchema,
 } from './analytics.ts';
 import type { QueryBody } from './client.ts';
+import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
-
-const days = z
-  .number()
-  .int()
-  .optional()
-  .describe('Exactly this many complete Pacific-time days ending yesterday (default 28).');
-const dimensions = listInput
-  .optional()
-  .describe(`Dimensions as an array or comma-separated string: ${DIMENSIONS.join(', ')} (default query).`);
-const dataState = z
-  .string()
-  .optional()
-  .describe('all (fresh, partly incomplete), final, or hourly_all (with the hour dimension).');
-const searchType = z.string().optional().describe('web (default), image, video, news, discover, googleNews.');
-const rangeShape = {
-  site_url: z.string(),
-  start_date: z.string(),
-  end_date: z.string(),
-  metadata: metadataSchema,
-};
 
 /** The raw query and period comparison: the two analytics tools with the most arguments. */
 export function queryTools(deps: GscToolDeps): ToolDefinition[] {

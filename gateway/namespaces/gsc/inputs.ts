@@ -1,0 +1,27 @@
+/** Argument schemas shared by the analytics tools, so every tool describes them the same way. */
+import { z } from 'zod';
+import { DIMENSIONS, listInput, metadataSchema } from './analytics.ts';
+
+export const days = z
+  .number()
+  .int()
+  .optional()
+  .describe('Exactly this many complete Pacific-time days ending yesterday (default 28).');
+export const dimensions = listInput
+  .optional()
+  .describe(`Dimensions as an array or comma-separated string: ${DIMENSIONS.join(', ')} (default query).`);
+export const dataState = z
+  .string()
+  .optional()
+  .describe('all (fresh, partly incomplete), final, or hourly_all (with the hour dimension).');
+export const searchType = z
+  .string()
+  .optional()
+  .describe('web (default), image, video, news, discover, googleNews.');
+/** The echo of the range a result covers. */
+export const rangeShape = {
+  site_url: z.string(),
+  start_date: z.string(),
+  end_date: z.string(),
+  metadata: metadataSchema,
+};
