@@ -10,6 +10,7 @@ import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { benchRoot } from './child.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
+import { runMemorySection } from './memory.ts';
 import { benchProvenance, shareOfC64 } from './provenance.ts';
 
 const quick = process.argv.includes('--quick');
@@ -40,6 +41,12 @@ async function broker(
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+// `npm run bench -- memory` runs the memory section alone (it needs no broker).
+if (process.argv.includes('memory')) {
+  await runMemorySection(quick, log);
+  process.exit(0);
 }
 
 const started = Date.now();
@@ -218,6 +225,7 @@ try {
   const file = join(benchRoot, 'bench', 'results', quick ? 'quick.json' : 'latest.json');
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${file} after ${results.run.seconds} s`);
+  await runMemorySection(quick, log);
 } finally {
   await Promise.all([fast.cleanup(), managedLike.cleanup()]);
 }

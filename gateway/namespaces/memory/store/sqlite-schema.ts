@@ -1,4 +1,4 @@
-import type { SqliteMigration } from '../../../store/index.ts';
+import type { SqliteDatabase, SqliteMigration } from '../../../store/index.ts';
 
 /**
  * Memory rows with an FTS5 index kept in step by triggers. The vector table is not here:
@@ -47,22 +47,31 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       CREATE TABLE memory_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     `,
   },
+  { version: 2, name: 'per-key counts; bit-quantized vectors with a float re-rank', up: migrateToV2 },
 ];
 
-/** The vector table for one model width, and the triggers that drop a vector with its memory or content. */
+/**
+ * Vectors live twice: sign bits in a vec0 table partitioned by key (a 100k-memory key
+ * scans 6 MB of bits instead of 200 MB of floats) and the float vector in a plain table,
+ * which re-ranks the bit candidates by true cosine and serves exact scans under narrow
+ * filters. Both are created when a model is adopted, since the width comes from it.
+ */
 export function vectorTableSql(dimensions: number): string {
   return `
+    CREATE TABLE IF NOT EXISTS memories_vec_float (memory_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
     CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(
       memory_id INTEGER PRIMARY KEY,
       api_key_id TEXT PARTITION KEY,
-      embedding float[${dimensions}] distance_metric=cosine
+      embedding bit[${bitWidth(dimensions)}]
     );
     CREATE TRIGGER IF NOT EXISTS memories_vec_delete AFTER DELETE ON memories BEGIN
       DELETE FROM memories_vec WHERE memory_id = old.id;
+      DELETE FROM memories_vec_float WHERE memory_id = old.id;
     END;
     CREATE TRIGGER IF NOT EXISTS memories_vec_stale AFTER UPDATE OF content ON memories
       WHEN old.content_hash <> new.content_hash BEGIN
       DELETE FROM memories_vec WHERE memory_id = old.id;
+      DELETE FROM memories_vec_float WHERE memory_id = old.id;
     END;
   `;
 }
@@ -71,4 +80,58 @@ export const DROP_VECTOR_TABLE_SQL = `
   DROP TRIGGER IF EXISTS memories_vec_delete;
   DROP TRIGGER IF EXISTS memories_vec_stale;
   DROP TABLE IF EXISTS memories_vec;
+  DROP TABLE IF EXISTS memories_vec_float;
 `;
+
+/** bit vectors come in whole bytes; a width that is not a multiple of 8 is padded with zero bits. */
+export function bitWidth(dimensions: number): number {
+  return Math.ceil(dimensions / 8) * 8;
+}
+
+/** Sign quantization: bit i is set when component i is positive; the last byte is zero-padded. */
+export function signBits(vector: Float32Array): Buffer {
+  const bits = Buffer.alloc(Math.ceil(vector.length / 8));
+  for (let i = 0; i < vector.length; i++) if (vector[i]! > 0) bits[i >> 3]! |= 1 << (i & 7);
+  return bits;
+}
+
+/**
+ * Version 2: per-key counts kept by triggers (the cap check no longer counts a key's rows
+ * on every write) and the bit + float vector layout; float vectors of a version-1 store
+ * are carried over, so nothing needs re-embedding.
+ */
+function migrateToV2(db: SqliteDatabase): void {
+  db.exec(`
+    CREATE TABLE memory_key_counts (api_key_id TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO memory_key_counts (api_key_id, n) SELECT api_key_id, COUNT(*) FROM memories GROUP BY api_key_id;
+    CREATE TRIGGER memories_count_insert AFTER INSERT ON memories BEGIN
+      INSERT INTO memory_key_counts (api_key_id, n) VALUES (new.api_key_id, 1)
+        ON CONFLICT (api_key_id) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER memories_count_delete AFTER DELETE ON memories BEGIN
+      UPDATE memory_key_counts SET n = n - 1 WHERE api_key_id = old.api_key_id;
+    END;
+  `);
+  const model = db.prepare("SELECT value FROM memory_settings WHERE name = 'embedding_model'").get() as
+    | { value: string }
+    | undefined;
+  const old = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").get();
+  if (!model || !old) return;
+  const { dimensions } = JSON.parse(model.value) as { dimensions: number };
+  const rows = db.prepare('SELECT memory_id, api_key_id, embedding FROM memories_vec').all() as {
+    memory_id: number;
+    api_key_id: string;
+    embedding: Buffer;
+  }[];
+  db.exec(DROP_VECTOR_TABLE_SQL);
+  db.exec(vectorTableSql(dimensions));
+  const float = db.prepare('INSERT INTO memories_vec_float (memory_id, embedding) VALUES (?, ?)');
+  const bits = db.prepare(
+    'INSERT INTO memories_vec (memory_id, api_key_id, embedding) VALUES (?, ?, vec_bit(?))',
+  );
+  for (const row of rows) {
+    const vector = new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.length / 4);
+    float.run(BigInt(row.memory_id), row.embedding);
+    bits.run(BigInt(row.memory_id), row.api_key_id, signBits(vector));
+  }
+}

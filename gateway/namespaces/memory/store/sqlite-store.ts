@@ -8,14 +8,14 @@ import {
   type MemoryRow,
   mergeMetadata,
   pageBySize,
-  RRF_K,
-  sameJson,
   sortedMetadata,
   toRecord,
   unionTags,
 } from './common.ts';
-import { narrowsBeyondKey, sqliteFilter } from './sqlite-filter.ts';
-import { DROP_VECTOR_TABLE_SQL, SQLITE_MIGRATIONS, vectorTableSql } from './sqlite-schema.ts';
+import { sqliteFilter } from './sqlite-filter.ts';
+import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
+import { sqliteSearch } from './sqlite-search.ts';
+import { SqliteVectorSpace } from './sqlite-vectors.ts';
 import {
   type EmbeddingModelInfo,
   type MemoryFilter,
@@ -32,8 +32,6 @@ import {
   type WriteResult,
 } from './types.ts';
 
-const MODEL_SETTING = 'embedding_model';
-
 /**
  * The embedded store: one SQLite file under DATA_DIR. Each gateway thread or process
  * opens its own connection; every write runs in an IMMEDIATE transaction, so the
@@ -43,19 +41,17 @@ export class SqliteMemoryStore implements MemoryStore {
   readonly engine = 'sqlite' as const;
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
-  private hasVectors = false;
+  private readonly vectors: SqliteVectorSpace;
 
   constructor(file: string) {
     this.db = openSqlite(file);
     sqliteVec.load(this.db);
     runSqliteMigrations(this.db, 'memory', SQLITE_MIGRATIONS);
-    this.refreshVectorTable();
-  }
-
-  private refreshVectorTable(): void {
-    this.hasVectors =
-      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'").get() !==
-      undefined;
+    this.vectors = new SqliteVectorSpace(
+      this.db,
+      (sql) => this.st(sql),
+      () => this.statements.clear(),
+    );
   }
 
   private st(sql: string): Database.Statement<unknown[]> {
@@ -160,9 +156,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** Evicts the least recently written unpinned memories so one more fits under the cap. */
   private makeRoom(apiKeyId: string, maxPerKey: number): string[] {
-    const { n } = this.st('SELECT COUNT(*) AS n FROM memories WHERE api_key_id = ?').get(apiKeyId) as {
-      n: number;
-    };
+    const n =
+      (
+        this.st('SELECT n FROM memory_key_counts WHERE api_key_id = ?').get(apiKeyId) as
+          | { n: number }
+          | undefined
+      )?.n ?? 0;
     const excess = n + 1 - maxPerKey;
     if (excess <= 0) return [];
     const victims = this.st(
@@ -327,129 +326,31 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
-    const where = sqliteFilter(apiKeyId, request.filter, now);
-    const fetch = Math.min(request.limit * 4, 4096);
-    const useVector = request.mode !== 'keyword' && request.vector !== null && this.hasVectors;
-    const useKeyword = request.mode !== 'vector' && request.terms.length > 0;
-    if (!useVector && !useKeyword) return [];
-    const params: Record<string, unknown> = { ...where.params, fetch, limit: request.limit };
-    let vec = 'SELECT NULL AS id, NULL AS distance, NULL AS rnk WHERE 0';
-    if (useVector) {
-      params.qv = request.vector;
-      params.maxd = 1 - request.minScore;
-      // Narrow filters scan the key's vectors exactly; otherwise the KNN index over the
-      // key's partition is over-fetched and the few expired rows drop out in the join.
-      const arm = narrowsBeyondKey(request.filter)
-        ? `SELECT v.memory_id AS id, vec_distance_cosine(v.embedding, @qv) AS distance
-             FROM memories_vec v JOIN memories m ON m.id = v.memory_id
-            WHERE v.api_key_id = @key AND ${where.sql} ORDER BY distance LIMIT @fetch`
-        : `SELECT v.id, v.distance FROM (SELECT memory_id AS id, distance FROM memories_vec
-             WHERE embedding MATCH @qv AND k = @fetch AND api_key_id = @key) v
-             JOIN memories m ON m.id = v.id WHERE ${where.sql}`;
-      vec = `SELECT id, distance, row_number() OVER (ORDER BY distance) AS rnk FROM (${arm}) WHERE distance <= @maxd`;
-    }
-    let kw = 'SELECT NULL AS id, NULL AS bm, NULL AS rnk WHERE 0';
-    if (useKeyword) {
-      params.fts = request.terms.map((term) => `"${term}"`).join(' OR ');
-      kw = `SELECT id, bm, row_number() OVER (ORDER BY bm) AS rnk FROM (
-              SELECT f.rowid AS id, bm25(memories_fts) AS bm FROM memories_fts f JOIN memories m ON m.id = f.rowid
-               WHERE memories_fts MATCH @fts AND ${where.sql} ORDER BY bm LIMIT @fetch)`;
-    }
-    params.wv = request.weights.vector;
-    params.wk = request.weights.keyword;
-    const rows = this.st(
-      `WITH vec AS (${vec}), kw AS (${kw}),
-       fused AS (
-         SELECT COALESCE(vec.id, kw.id) AS id, vec.distance AS distance, kw.bm AS bm,
-                COALESCE(@wv / (${RRF_K}.0 + vec.rnk), 0) + COALESCE(@wk / (${RRF_K}.0 + kw.rnk), 0) AS rrf
-           FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
-       SELECT m.*, fused.distance AS _distance, fused.bm AS _bm, fused.rrf AS _rrf
-         FROM fused JOIN memories m ON m.id = fused.id AND m.api_key_id = @key
-        ORDER BY fused.rrf DESC, m.id DESC LIMIT @limit`,
-    ).all(params) as (MemoryRow & { _distance: number | null; _bm: number | null; _rrf: number })[];
-    return rows.map((row) => ({
-      memory: toRecord(row),
-      score: row._distance === null ? null : 1 - row._distance,
-      keywordScore: row._bm === null ? null : -row._bm,
-      rrf: row._rrf,
-      source:
-        row._distance !== null && row._bm !== null ? 'both' : row._distance !== null ? 'vector' : 'keyword',
-    }));
+    return sqliteSearch((sql) => this.st(sql), apiKeyId, request, now, this.vectors.ready);
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {
-    const row = this.st('SELECT value FROM memory_settings WHERE name = ?').get(MODEL_SETTING) as
-      | { value: string }
-      | undefined;
-    return row ? (JSON.parse(row.value) as EmbeddingModelInfo) : null;
+    return this.vectors.model();
   }
 
   async adoptEmbeddingModel(info: EmbeddingModelInfo): Promise<boolean> {
-    const run = this.db.transaction(() => {
-      const row = this.st('SELECT value FROM memory_settings WHERE name = ?').get(MODEL_SETTING) as
-        | { value: string }
-        | undefined;
-      if (row) return sameJson(JSON.parse(row.value), info);
-      this.db.exec(vectorTableSql(info.dimensions));
-      this.st('INSERT INTO memory_settings (name, value) VALUES (?, ?)').run(
-        MODEL_SETTING,
-        JSON.stringify(info),
-      );
-      return true;
-    });
-    const adopted = run.immediate();
-    this.refreshVectorTable();
-    return adopted;
+    return this.vectors.adopt(info);
   }
 
   async resetEmbeddings(info: EmbeddingModelInfo): Promise<number> {
-    const run = this.db.transaction(() => {
-      this.db.exec(DROP_VECTOR_TABLE_SQL);
-      this.db.exec(vectorTableSql(info.dimensions));
-      this.st('INSERT OR REPLACE INTO memory_settings (name, value) VALUES (?, ?)').run(
-        MODEL_SETTING,
-        JSON.stringify(info),
-      );
-      return this.st("UPDATE memories SET embedding_status = 'pending'").run().changes;
-    });
-    this.statements.clear();
-    const changed = run.immediate();
-    this.refreshVectorTable();
-    return changed;
+    return this.vectors.reset(info);
   }
 
   async pendingEmbeddings(limit: number, afterRowId: number): Promise<PendingEmbedding[]> {
-    return this.st(
-      `SELECT id AS rowId, content, content_hash AS contentHash FROM memories
-        WHERE embedding_status = 'pending' AND id > ? ORDER BY id LIMIT ?`,
-    ).all(afterRowId, limit) as PendingEmbedding[];
+    return this.vectors.pending(limit, afterRowId);
   }
 
   async setEmbedding(rowId: number, hash: string, vector: Float32Array): Promise<boolean> {
-    if (!this.hasVectors) this.refreshVectorTable();
-    const run = this.db.transaction(() => {
-      const row = this.st('SELECT api_key_id FROM memories WHERE id = ? AND content_hash = ?').get(
-        rowId,
-        hash,
-      ) as { api_key_id: string } | undefined;
-      if (!row) return false;
-      this.st('DELETE FROM memories_vec WHERE memory_id = ?').run(BigInt(rowId));
-      this.st('INSERT INTO memories_vec (memory_id, api_key_id, embedding) VALUES (?, ?, ?)').run(
-        BigInt(rowId),
-        row.api_key_id,
-        vector,
-      );
-      this.st("UPDATE memories SET embedding_status = 'ready' WHERE id = ?").run(rowId);
-      return true;
-    });
-    return run.immediate();
+    return this.vectors.set(rowId, hash, vector);
   }
 
   async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
-    this.st("UPDATE memories SET embedding_status = 'failed' WHERE id = ? AND content_hash = ?").run(
-      rowId,
-      hash,
-    );
+    this.vectors.markFailed(rowId, hash);
   }
 
   async purgeExpired(now: number): Promise<number> {

@@ -1,0 +1,158 @@
+/**
+ * Stores filled through the product's own store API (write, then setEmbedding as the
+ * indexer would), and the bookkeeping the checks need: which key owns each memory id and
+ * which corpus row it holds.
+ */
+import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
+import { contentHash, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
+import type { MemoryStore, SearchRequest, WriteInput } from '../gateway/namespaces/memory/store/types.ts';
+import { seeded } from './memory-data.ts';
+import type { VectorSet } from './memory-vectors.ts';
+
+export const NO_CAP = 10_000_000;
+
+export function writeInput(content: string): WriteInput {
+  return {
+    content,
+    contentHash: contentHash(content),
+    tags: [],
+    metadata: {},
+    namespace: 'default',
+    key: null,
+    expiresAt: null,
+    pinned: false,
+    dedupe: 'exact',
+  };
+}
+
+/** Owner key and corpus row of every memory id written. */
+export class Ledger {
+  private readonly owners = new Map<string, { key: string; row: number }>();
+  foreignHits = 0;
+  checkedHits = 0;
+  checkedQueries = 0;
+
+  add(id: string, key: string, row: number): void {
+    this.owners.set(id, { key, row });
+  }
+
+  row(id: string): number {
+    return this.owners.get(id)?.row ?? -1;
+  }
+
+  /** The isolation check run on every benchmark query: a hit of another key fails the run. */
+  check(key: string, ids: string[]): void {
+    this.checkedQueries++;
+    for (const id of ids) {
+      this.checkedHits++;
+      if (this.owners.get(id)?.key !== key) this.foreignHits++;
+    }
+  }
+}
+
+/** A vector for every corpus row: the real ones where cached, derived ones past them. */
+export class CorpusVectors {
+  private readonly derivedCache = new Map<number, Float32Array>();
+
+  constructor(
+    readonly real: VectorSet,
+    readonly realCount: number,
+  ) {}
+
+  /**
+   * Rows past the real ones get a real row's vector plus seeded Gaussian noise (cosine to
+   * it about 0.8), so scan cost and neighbourhood structure stay realistic without
+   * embedding 100k texts; these rows serve latency and ANN recall, never quality.
+   */
+  get(row: number): Float32Array {
+    if (row < this.realCount) return this.real.row(row);
+    const hit = this.derivedCache.get(row);
+    if (hit) return hit;
+    const base = this.real.row(row % this.realCount);
+    const random = seeded(row * 2_654_435_761);
+    const out = new Float32Array(base.length);
+    let norm = 0;
+    for (let i = 0; i < base.length; i++) {
+      // Box–Muller; 0.033 per component gives a noise vector of norm about 0.75 at 512-d.
+      const g = Math.sqrt(-2 * Math.log(random() || 1e-12)) * Math.cos(2 * Math.PI * random());
+      out[i] = base[i]! + g * 0.033;
+      norm += out[i]! * out[i]!;
+    }
+    norm = Math.sqrt(norm);
+    for (let i = 0; i < out.length; i++) out[i]! /= norm;
+    if (this.derivedCache.size < 200_000) this.derivedCache.set(row, out);
+    return out;
+  }
+}
+
+/**
+ * Writes corpus rows [from, to) under `key` and stores their vectors. Returns elapsed
+ * milliseconds of the writes and of the vector stores separately.
+ */
+export async function fillKey(
+  store: MemoryStore,
+  key: string,
+  texts: string[],
+  from: number,
+  to: number,
+  vectors: CorpusVectors,
+  ledger: Ledger,
+): Promise<{ writeMs: number; embedMs: number }> {
+  // As the indexer does before its first vector; a no-op once adopted.
+  if (!(await store.adoptEmbeddingModel(LOCAL_MODEL))) throw new Error('store holds another model');
+  const byHash = new Map<string, number>();
+  let started = performance.now();
+  for (let row = from; row < to; row++) {
+    const text = texts[row]!;
+    const { memory } = await store.write(key, writeInput(text), NO_CAP, Date.now());
+    ledger.add(memory.id, key, row);
+    byHash.set(contentHash(text), row);
+  }
+  const writeMs = performance.now() - started;
+  started = performance.now();
+  let after = 0;
+  for (;;) {
+    const batch = await store.pendingEmbeddings(512, after);
+    if (batch.length === 0) break;
+    for (const pending of batch) {
+      const row = byHash.get(pending.contentHash);
+      if (row !== undefined) await store.setEmbedding(pending.rowId, pending.contentHash, vectors.get(row));
+      after = pending.rowId;
+    }
+  }
+  return { writeMs, embedMs: performance.now() - started };
+}
+
+export function searchRequest(
+  query: string,
+  vector: Float32Array | null,
+  mode: SearchRequest['mode'],
+  extra: Partial<SearchRequest> = {},
+): SearchRequest {
+  return {
+    terms: searchTerms(query),
+    vector,
+    mode,
+    limit: 10,
+    minScore: 0,
+    weights: { vector: 1, keyword: 1 },
+    filter: {},
+    ...extra,
+  };
+}
+
+/** Exact top-k rows by cosine (dot product of unit vectors) over corpus rows [0, size). */
+export function exactTopK(vectors: CorpusVectors, size: number, query: Float32Array, k: number): number[] {
+  const best: { row: number; score: number }[] = [];
+  for (let row = 0; row < size; row++) {
+    const v = vectors.get(row);
+    let dot = 0;
+    for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+    if (best.length < k || dot > best[best.length - 1]!.score) {
+      best.push({ row, score: dot });
+      best.sort((a, b) => b.score - a.score);
+      if (best.length > k) best.pop();
+    }
+  }
+  return best.map((b) => b.row);
+}

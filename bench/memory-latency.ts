@@ -1,0 +1,200 @@
+/**
+ * Store-level figures on SQLite: insert throughput, search latency per mode at each size
+ * (one key alone, then ten keys of that size in the same file), and recall@10 of the
+ * vector path (bit index + float re-rank) against an exact scan. Query embedding is not
+ * in these latencies; it is measured on its own.
+ */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteMemoryStore } from '../gateway/namespaces/memory/store/sqlite-store.ts';
+import type { SearchMode } from '../gateway/namespaces/memory/store/types.ts';
+import {
+  type CorpusVectors,
+  exactTopK,
+  fillKey,
+  type Ledger,
+  searchRequest,
+  writeInput,
+} from './memory-fixtures.ts';
+import type { VectorSet } from './memory-vectors.ts';
+import { percentile } from './stats.ts';
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export interface InsertFigures {
+  rows: number;
+  writesPerSecond: number;
+  writesPerSecondAtCap: number;
+  vectorsPerSecond: number;
+}
+
+/** Single-row transactions as the tools issue them, on a fresh store. */
+export async function benchInserts(
+  texts: string[],
+  vectors: CorpusVectors,
+  rows: number,
+  ledger: Ledger,
+): Promise<InsertFigures> {
+  const dir = await mkdtemp(join(tmpdir(), 'mcp-bench-memory-insert-'));
+  const store = new SqliteMemoryStore(join(dir, 'memory.sqlite'));
+  try {
+    const { writeMs, embedMs } = await fillKey(store, 'insert-key', texts, 0, rows, vectors, ledger);
+    // Steady state at the default cap of 1000: every write also evicts the oldest memory.
+    const capped = 'capped-key';
+    for (let row = 0; row < 1000; row++) await store.write(capped, writeInput(texts[row]!), 1000, Date.now());
+    const started = performance.now();
+    for (let row = 1000; row < 1000 + rows; row++) {
+      await store.write(capped, writeInput(texts[row % texts.length]!), 1000, Date.now());
+    }
+    const cappedMs = performance.now() - started;
+    return {
+      rows,
+      writesPerSecond: Math.round(rows / (writeMs / 1000)),
+      writesPerSecondAtCap: Math.round(rows / (cappedMs / 1000)),
+      vectorsPerSecond: Math.round(rows / (embedMs / 1000)),
+    };
+  } finally {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface LatencyRow {
+  perKey: number;
+  keys: number;
+  mode: SearchMode;
+  p50Ms: number;
+  p99Ms: number;
+  queries: number;
+}
+
+export interface RecallRow {
+  perKey: number;
+  keys: number;
+  recallAt10: number;
+  queries: number;
+}
+
+export interface Query {
+  text: string;
+  vector: Float32Array;
+}
+
+async function timeSearches(
+  store: SqliteMemoryStore,
+  keys: string[],
+  queries: Query[],
+  mode: SearchMode,
+  ledger: Ledger,
+): Promise<{ p50Ms: number; p99Ms: number }> {
+  const run = async (q: Query, i: number) => {
+    const key = keys[i % keys.length]!;
+    const started = performance.now();
+    const hits = await store.search(key, searchRequest(q.text, q.vector, mode), Date.now());
+    const ms = performance.now() - started;
+    ledger.check(
+      key,
+      hits.map((h) => h.memory.id),
+    );
+    return ms;
+  };
+  for (const [i, q] of queries.slice(0, 10).entries()) await run(q, i); // warm the page cache
+  const times: number[] = [];
+  for (const [i, q] of queries.entries()) times.push(await run(q, i));
+  times.sort((a, b) => a - b);
+  return { p50Ms: round(percentile(times, 50)), p99Ms: round(percentile(times, 99)) };
+}
+
+async function recallAgainstExact(
+  store: SqliteMemoryStore,
+  keys: string[],
+  queries: Query[],
+  vectors: CorpusVectors,
+  perKey: number,
+  ledger: Ledger,
+): Promise<number> {
+  let found = 0;
+  let wanted = 0;
+  for (const [i, q] of queries.entries()) {
+    const key = keys[i % keys.length]!;
+    const hits = await store.search(key, searchRequest(q.text, q.vector, 'vector'), Date.now());
+    ledger.check(
+      key,
+      hits.map((h) => h.memory.id),
+    );
+    const exact = new Set(exactTopK(vectors, perKey, q.vector, 10));
+    wanted += exact.size;
+    found += hits.filter((h) => exact.has(ledger.row(h.memory.id))).length;
+  }
+  return round(found / wanted, 3);
+}
+
+/**
+ * For each size: fill one key, measure; add nine more keys of the same size to the same
+ * file, measure again (queries rotate over the ten keys).
+ */
+export async function benchSearch(
+  texts: string[],
+  vectors: CorpusVectors,
+  queryVectors: VectorSet,
+  queryTexts: string[],
+  sizes: number[],
+  plan: { queries: number; recallQueries: number },
+  ledger: Ledger,
+  log: (line: string) => void,
+): Promise<{ latency: LatencyRow[]; recall: RecallRow[]; bytesPerMemory: number }> {
+  const queries: Query[] = queryTexts
+    .slice(0, plan.queries)
+    .map((text, i) => ({ text, vector: queryVectors.row(i) }));
+  const latency: LatencyRow[] = [];
+  const recall: RecallRow[] = [];
+  let bytesPerMemory = 0;
+  for (const perKey of sizes) {
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-bench-memory-search-'));
+    const file = join(dir, 'memory.sqlite');
+    const store = new SqliteMemoryStore(file);
+    try {
+      const keys: string[] = [];
+      for (const keys_ of [1, 10]) {
+        while (keys.length < keys_) {
+          const key = `bench-key-${keys.length}`;
+          log(`memory: filling ${key} with ${perKey} memories`);
+          await fillKey(store, key, texts, 0, perKey, vectors, ledger);
+          keys.push(key);
+        }
+        for (const mode of ['hybrid', 'keyword', 'vector'] as const) {
+          const figures = await timeSearches(store, keys, queries, mode, ledger);
+          latency.push({ perKey, keys: keys.length, mode, ...figures, queries: queries.length });
+          log(
+            `memory: ${perKey}/key × ${keys.length} keys ${mode}: p50 ${figures.p50Ms} p99 ${figures.p99Ms} ms`,
+          );
+        }
+        const recallAt10 = await recallAgainstExact(
+          store,
+          keys,
+          queries.slice(0, plan.recallQueries),
+          vectors,
+          perKey,
+          ledger,
+        );
+        recall.push({
+          perKey,
+          keys: keys.length,
+          recallAt10,
+          queries: Math.min(queries.length, plan.recallQueries),
+        });
+        log(`memory: ${perKey}/key × ${keys.length} keys vector recall@10 vs exact ${recallAt10}`);
+      }
+      const stats = await store.stats(keys[0]!, Date.now());
+      if (stats.count !== perKey) throw new Error(`key holds ${stats.count} memories, expected ${perKey}`);
+      await store.close();
+      const bytes = (await stat(file)).size + (await stat(`${file}-wal`).catch(() => ({ size: 0 }))).size;
+      bytesPerMemory = Math.round(bytes / (perKey * keys.length));
+    } finally {
+      await store.close().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return { latency, recall, bytesPerMemory };
+}

@@ -1,0 +1,96 @@
+/**
+ * memory_write end to end: a real gateway process (local USE-lite embedder on, indexing
+ * in the background as in production), autocannon over loopback HTTP, every request a new
+ * text so dedup never short-cuts it. Every answer is checked afterwards: the key's count
+ * must equal the writes answered. memory_stats on the same gateway is the baseline.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startChild } from './child.ts';
+import { callTool, toolsCallBody } from './mcp-call.ts';
+
+export interface McpWriteFigures {
+  concurrency: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  statsP50Ms: number;
+  statsP99Ms: number;
+  pendingAfter: number;
+}
+
+export async function benchMcpWrites(
+  seconds: number,
+  concurrency: number,
+  texts: string[],
+  log: (line: string) => void,
+): Promise<McpWriteFigures> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-memory-mcp-'));
+  const gateway = await startChild('bench/servers/gateway.ts', {
+    DATA_DIR: dataDir,
+    MEMORY_EMBEDDINGS: 'local',
+    MEMORY_MAX_PER_KEY: '10000000',
+    LOG_LEVEL: 'warn',
+  });
+  const url = `http://127.0.0.1:${gateway.info.port}/memory/mcp`;
+  const key = String(gateway.info.key);
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'x-api-key': key,
+  };
+  try {
+    await callTool(url, key, 'memory_write', { content: 'warm-up write' });
+    let n = 0;
+    log(`memory: memory_write over MCP, ${concurrency} connections for ${seconds} s`);
+    const writes = await autocannon({
+      url,
+      method: 'POST',
+      headers,
+      requests: [
+        {
+          setupRequest: (request) => {
+            n++;
+            const text = texts[n % texts.length]!;
+            return {
+              ...request,
+              body: toolsCallBody('memory_write', { content: `${text} (note ${n})`, tags: ['bench'] }),
+            };
+          },
+        },
+      ],
+      connections: concurrency,
+      duration: seconds,
+    });
+    const stats = await autocannon({
+      url,
+      method: 'POST',
+      headers,
+      body: toolsCallBody('memory_stats', {}),
+      connections: concurrency,
+      duration: Math.max(2, Math.round(seconds / 2)),
+    });
+    const after = await callTool<{ count: number; pending_embeddings: number }>(url, key, 'memory_stats', {});
+    // Answered writes (plus the warm-up) must all be stored; an error answer would not be.
+    // Writes still in flight when the clock stopped may add a few more.
+    if (writes.non2xx > 0 || after.count < writes.requests.total + 1) {
+      throw new Error(
+        `memory_write: ${writes.requests.total} answered, ${after.count - 1} stored, ${writes.non2xx} non-2xx`,
+      );
+    }
+    return {
+      concurrency,
+      rps: Math.round(writes.requests.average),
+      p50Ms: writes.latency.p50,
+      p99Ms: writes.latency.p99,
+      statsP50Ms: stats.latency.p50,
+      statsP99Ms: stats.latency.p99,
+      pendingAfter: after.pending_embeddings,
+    };
+  } finally {
+    await gateway.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
