@@ -97,7 +97,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     consumerIdleMs: integer(env, 'BROKER_CONSUMER_IDLE_MS', 300_000, 1000, 86_400_000),
     maxConsumers: integer(env, 'BROKER_MAX_CONSUMERS', 64, 1, 10_000),
     sessionTimeoutMs,
-    consumeLingerMs: integer(env, 'BROKER_CONSUME_LINGER_MS', 10, 0, 5000),
+    consumeLingerMs: integer(env, 'BROKER_CONSUME_LINGER_MS', 10, 0, 30_000),
     consumeAckTimeoutMs: integer(env, 'BROKER_CONSUME_ACK_TIMEOUT_MS', 30_000, 1000, 600_000),
     logLevel,
   };

@@ -37,6 +37,13 @@ export class ConsumerPool {
     return this.consumers.size;
   }
 
+  /** Messages fetched and waiting for a poll, over every live consumer. */
+  get buffered(): number {
+    let count = 0;
+    for (const consumer of this.consumers.values()) count += consumer.buffered;
+    return count;
+  }
+
   /** The warm consumer for (group, topic), created (and started) on first use. */
   acquire(group: string, topic: string): GroupConsumer {
     if (this.closed)

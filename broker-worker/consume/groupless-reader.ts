@@ -34,6 +34,8 @@ export interface GrouplessRead {
   max: number;
   endAt: number;
   signal: AbortSignal;
+  /** Ends the read as if `endAt` had come (a draining gateway wants the answer now). */
+  answerNow?: AbortSignal;
   byteBudget: number;
 }
 
@@ -119,6 +121,7 @@ async function readWith(
     collected >= request.max ||
     collectedBytes >= request.byteBudget ||
     Date.now() >= request.endAt ||
+    request.answerNow?.aborted === true ||
     request.signal.aborted ||
     failure !== null;
 
@@ -172,7 +175,8 @@ async function readWith(
     }
   });
 
-  while (!finished() && running > 0) await changed.wait(request.endAt - Date.now(), request.signal);
+  while (!finished() && running > 0)
+    await changed.wait(request.endAt - Date.now(), request.signal, request.answerNow);
   if (request.signal.aborted) {
     void Promise.allSettled(loops);
     throw request.signal.reason;

@@ -21,6 +21,8 @@ export interface CallContext {
   deadlineAt: number;
   /** Aborted when the link the call came on closes (what a poll lease is bound to). */
   link: AbortSignal;
+  /** Aborted when a draining gateway asks for the answer now: a poll answers with what it has. */
+  answerNow: AbortSignal;
 }
 
 export type Dispatch = (method: WorkerMethod, params: unknown, ctx: CallContext) => Promise<unknown>;
@@ -51,6 +53,7 @@ const SELF_TIMED_GRACE_MS = 5000;
 
 interface ActiveCall {
   controller: AbortController;
+  answerNow: AbortController;
   timer: NodeJS.Timeout;
 }
 
@@ -92,10 +95,13 @@ class LinkSession {
         // Answered even before hello and while draining: it only says "this process runs".
         this.link.send({ t: 'pong', n: frame.n });
         return;
-      case 'cancel':
+      case 'cancel': {
         // An unknown id is normal here: the answer and the cancel crossed on the wire.
-        this.calls.get(frame.id)?.controller.abort(cancelled());
+        const call = this.calls.get(frame.id);
+        if (frame.answerNow) call?.answerNow.abort();
+        else call?.controller.abort(cancelled());
         return;
+      }
       default:
         this.link.close(new ProtocolError(`a gateway must not send "${frame.t}" frames`));
     }
@@ -154,12 +160,14 @@ class LinkSession {
         );
       controller.abort(error);
     }, deadlineMs);
-    this.calls.set(id, { controller, timer });
+    const answerNow = new AbortController();
+    this.calls.set(id, { controller, answerNow, timer });
 
     const work = this.options.dispatch(method, params, {
       signal: controller.signal,
       deadlineAt,
       link: this.open.signal,
+      answerNow: answerNow.signal,
     });
     const answer = selfTimed
       ? withBackstop(work, deadlineMs + SELF_TIMED_GRACE_MS, method)

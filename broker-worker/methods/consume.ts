@@ -9,6 +9,9 @@ import { parseParams } from './params.ts';
 /** Part of the call's deadline kept for answering after the poll itself. */
 const ANSWER_RESERVE_MS = 1000;
 
+const ANSWERED_NOW_HINT =
+  'The gateway is shutting down, so this poll answered early with the messages that were ready (they are committed once this answer was written). Poll again in a moment for more.';
+
 const JOINING_HINT =
   "The consumer group is still joining (the broker delays a new group's first join, 3 s by default), so nothing could be read yet. Poll again; the group stays joined and later polls answer at once.";
 
@@ -36,7 +39,14 @@ export async function consume(
     }
     await clients.topics.requireExists(topic);
     const consumer = clients.consumers.acquire(group, topic);
-    const outcome = await consumer.poll({ max: input.max, endAt, signal: call.signal, owner: call.link });
+    const outcome = await consumer.poll({
+      max: input.max,
+      endAt,
+      signal: call.signal,
+      owner: call.link,
+      answerNow: call.answerNow,
+    });
+    const hint = outcome.joining ? JOINING_HINT : call.answerNow.aborted ? ANSWERED_NOW_HINT : undefined;
     return {
       count: outcome.messages.length,
       group,
@@ -44,7 +54,8 @@ export async function consume(
       topic,
       messages: outcome.messages,
       ...(outcome.leaseId === null ? {} : { lease: outcome.leaseId }),
-      ...(outcome.joining ? { joining: true, hint: JOINING_HINT } : {}),
+      ...(outcome.joining ? { joining: true } : {}),
+      ...(hint === undefined ? {} : { hint }),
     };
   }
 
@@ -55,6 +66,7 @@ export async function consume(
     max: input.max,
     endAt,
     signal: call.signal,
+    answerNow: call.answerNow,
     byteBudget: RESULT_BYTE_BUDGET,
   });
   return { count: messages.length, group: '', from: input.from, topic, messages };

@@ -19,6 +19,7 @@ export function status(ctx: MethodContext): WorkerStatus {
     lastBrokerError: ctx.health.lastError,
     brokerReachable: ctx.health.reachable,
     liveConsumers: ctx.clients?.consumers.size ?? 0,
+    bufferedMessages: ctx.clients?.consumers.buffered ?? 0,
     workerId: ctx.settings.workerId,
   };
 }

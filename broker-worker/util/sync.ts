@@ -10,18 +10,18 @@ export class ChangeSignal {
     for (const wake of waiters) wake();
   }
 
-  /** Resolves on the next notify, after `ms`, or when `signal` aborts, whichever is first. */
-  wait(ms: number, signal?: AbortSignal): Promise<void> {
-    if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  /** Resolves on the next notify, after `ms`, or when any of `signals` aborts, whichever is first. */
+  wait(ms: number, ...signals: Array<AbortSignal | undefined>): Promise<void> {
+    if (ms <= 0 || signals.some((signal) => signal?.aborted)) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
+        for (const signal of signals) signal?.removeEventListener('abort', done);
         this.waiters.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
+      for (const signal of signals) signal?.addEventListener('abort', done, { once: true });
       this.waiters.add(done);
     });
   }

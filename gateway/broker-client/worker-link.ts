@@ -21,7 +21,7 @@ import {
   KEEPALIVE_TIMEOUT_MS,
   type WorkerMethod,
 } from '../../shared/ipc/messages.ts';
-import { unreachable, WorkerCallError } from './errors.ts';
+import { cancelledError, describeFailure, unreachable, WorkerCallError } from './errors.ts';
 
 export interface WorkerLinkOptions {
   /** Connect plus hello must finish within this. */
@@ -57,11 +57,19 @@ export const DEFAULT_LINK_OPTIONS: WorkerLinkOptions = {
 /** Least time between two connection attempts that calls trigger while the worker is down. */
 const MIN_ATTEMPT_SPACING_MS = 50;
 
+/**
+ * How long a poll asked to answer now (see endPolls) may take before it is given up on; a
+ * worker that predates `answerNow` cancels instead, and its answer ends the wait sooner.
+ */
+export const ANSWER_NOW_GRACE_MS = 3000;
+
 interface Pending {
   method: WorkerMethod;
   resolve(value: unknown): void;
   reject(error: WorkerCallError): void;
   cleanup(): void;
+  /** Set once the poll was asked to answer now: what its caller gets if no answer comes. */
+  ending?: WorkerCallError;
 }
 
 type State = 'waiting' | 'connecting' | 'ready' | 'closed';
@@ -170,11 +178,24 @@ export class WorkerLink {
   }
 
   /**
-   * The gateway is stopping: polls in flight are cancelled (a cancelled poll takes no
-   * message) and answered at once with `error`; every other call runs to its end.
+   * The gateway is stopping: polls in flight are asked to answer now with what they have
+   * (their messages are leased and committed once the answer is written, as for any poll).
+   * A poll whose answer does not come within ANSWER_NOW_GRACE_MS, or that the worker
+   * cancelled instead, is abandoned with `error` (an abandoned poll takes no message).
+   * Every other call runs to its end.
    */
   endPolls(error: WorkerCallError): void {
-    for (const [id, entry] of [...this.pending]) if (entry.method === 'consume') this.abandon(id, error);
+    for (const [id, entry] of [...this.pending]) {
+      if (entry.method !== 'consume' || entry.ending) continue;
+      entry.ending = error;
+      this.link?.send({ t: 'cancel', id, answerNow: true });
+      const giveUp = setTimeout(() => this.abandon(id, error), ANSWER_NOW_GRACE_MS);
+      const cleanup = entry.cleanup;
+      entry.cleanup = () => {
+        clearTimeout(giveUp);
+        cleanup();
+      };
+    }
   }
 
   /** Rejects every call and stops reconnecting. */
@@ -295,6 +316,7 @@ export class WorkerLink {
     this.pending.delete(frame.id);
     entry.cleanup();
     if (frame.t === 'res') entry.resolve(frame.result);
+    else if (entry.ending && frame.error.code === 'CANCELLED') entry.reject(entry.ending);
     else entry.reject(WorkerCallError.fromBody(frame.error));
   }
 
@@ -379,21 +401,4 @@ export class WorkerLink {
     this.handshakeTimer = null;
     this.retryTimer = null;
   }
-}
-
-function cancelledError(): WorkerCallError {
-  return new WorkerCallError('CANCELLED', 'The call was cancelled before it finished.', true);
-}
-
-function describeFailure(error: Error | null, wasReady: boolean): string {
-  if (!error) {
-    return wasReady
-      ? 'the worker closed the connection'
-      : 'the worker closed the connection during the handshake; check that BROKER_WORKER_TOKEN matches';
-  }
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'no socket file: the worker is not running';
-  if (code === 'ECONNREFUSED') return 'connection refused: the worker is not running';
-  if (error instanceof ProtocolError) return `protocol error: ${error.message}`;
-  return error.message;
 }

@@ -33,16 +33,39 @@ export function drainable(inner: RequestHandler): Drainable {
     handler: async (context) => {
       if (draining) return SHUTTING_DOWN;
       inFlight += 1;
+      let counted = false;
+      const countOut = () => {
+        if (counted) return;
+        counted = true;
+        inFlight -= 1;
+        if (inFlight === 0) for (const wake of idleWaiters) wake();
+      };
+      let response: HttpResponse;
       try {
-        return await inner(context);
-      } finally {
+        response = await inner(context);
+      } catch (error) {
+        setImmediate(countOut);
+        throw error;
+      }
+      const onWritten = response.onWritten;
+      if (!onWritten) {
         // Counted out only after the engine has written the answer (it does so in a
         // continuation of this promise), so a drain never closes over an unsent answer.
-        setImmediate(() => {
-          inFlight -= 1;
-          if (inFlight === 0) for (const wake of idleWaiters) wake();
-        });
+        setImmediate(countOut);
+        return response;
       }
+      // An answer whose delivery matters (a poll's lease) counts out once the engine has
+      // reported it, so what that report settles is queued before the drain ends.
+      return {
+        ...response,
+        onWritten: (ok) => {
+          try {
+            onWritten(ok);
+          } finally {
+            countOut();
+          }
+        },
+      };
     },
     drain(timeoutMs) {
       draining = true;

@@ -237,6 +237,8 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
               else if (!reader.complete) answerAndLinger(res, reader, response, () => aborted);
               else res.end(response.body ?? '', false);
             });
+            // A HEAD answer carries no body, so nothing it would report was delivered.
+            response.onWritten?.(false);
           });
       });
       return new Promise((resolve, reject) => {

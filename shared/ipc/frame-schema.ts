@@ -64,7 +64,7 @@ const frameSchema = z.discriminatedUnion('t', [
     params: z.unknown(),
     deadlineMs: z.number().int().min(0),
   }),
-  z.object({ t: z.literal('cancel'), id: frameId }),
+  z.object({ t: z.literal('cancel'), id: frameId, answerNow: z.literal(true).optional() }),
   z.object({ t: z.literal('ping'), n: z.number().int().min(0) }),
   z.object({ t: z.literal('pong'), n: z.number().int().min(0) }),
   z.object({ t: z.literal('res'), id: frameId, result: z.unknown() }),

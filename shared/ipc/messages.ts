@@ -31,6 +31,8 @@ export interface WorkerStatus {
   /** Whether the worker's periodic probe (every 2 s) reached the broker; null before the first probe. */
   brokerReachable: boolean | null;
   liveConsumers: number;
+  /** Messages fetched from Kafka and waiting in group consumers for a poll to take them. */
+  bufferedMessages: number;
   workerId: string;
 }
 
@@ -127,7 +129,12 @@ export type IpcFrame =
    */
   | { t: 'hello'; version: number; workerId?: string; token?: string }
   | { t: 'req'; id: number; method: WorkerMethod; params: unknown; deadlineMs: number }
-  | { t: 'cancel'; id: number }
+  /**
+   * Without `answerNow` the gateway has given the call up: it is aborted and a poll takes
+   * nothing. With it (a draining gateway) a poll stops waiting and answers at once with
+   * what it has, under a lease as usual. A worker that predates the field cancels instead.
+   */
+  | { t: 'cancel'; id: number; answerNow?: true }
   | { t: 'res'; id: number; result: unknown }
   | { t: 'err'; id: number; error: WorkerErrorBody }
   /**
