@@ -8,6 +8,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { benchRoot } from './child.ts';
+import { runConsumeSection } from './consume.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
 import { runMemorySection } from './memory.ts';
@@ -46,6 +47,11 @@ async function broker(
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).
 if (process.argv.includes('memory')) {
   await runMemorySection(quick, log);
+  process.exit(0);
+}
+// `npm run bench -- consume` runs the event_consume rows alone, at the full run's length.
+if (process.argv.includes('consume')) {
+  await runConsumeSection(quick, log);
   process.exit(0);
 }
 
