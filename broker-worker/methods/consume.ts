@@ -12,6 +12,9 @@ const ANSWER_RESERVE_MS = 1000;
 const ANSWERED_NOW_HINT =
   'The gateway is shutting down, so this poll answered early with the messages that were ready (they are committed once this answer was written). Poll again in a moment for more.';
 
+const ANSWERED_NOW_GROUPLESS_HINT =
+  'The gateway is shutting down, so this read answered early with the messages read so far. Read again in a moment for more.';
+
 const JOINING_HINT =
   "The consumer group is still joining (the broker delays a new group's first join, 3 s by default), so nothing could be read yet. Poll again; the group stays joined and later polls answer at once.";
 
@@ -69,5 +72,12 @@ export async function consume(
     answerNow: call.answerNow,
     byteBudget: RESULT_BYTE_BUDGET,
   });
-  return { count: messages.length, group: '', from: input.from, topic, messages };
+  return {
+    count: messages.length,
+    group: '',
+    from: input.from,
+    topic,
+    messages,
+    ...(call.answerNow.aborted ? { hint: ANSWERED_NOW_GROUPLESS_HINT } : {}),
+  };
 }
