@@ -12,19 +12,14 @@ import {
   type MemoryRow,
   mergeMetadata,
   pageBySize,
-  RRF_K,
   sameJson,
   sortedMetadata,
   toRecord,
   unionTags,
 } from './common.ts';
-import {
-  PG_DROP_VECTORS_SQL,
-  PG_MIGRATIONS,
-  pgFilter,
-  pgVectorTableSql,
-  vectorLiteral,
-} from './postgres-schema.ts';
+import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
+import { type PgAccess, pgSearch } from './postgres-search.ts';
+import { PgVectorSpace } from './postgres-vectors.ts';
 import {
   type EmbeddingModelInfo,
   type MemoryFilter,
@@ -41,8 +36,6 @@ import {
   type WriteResult,
 } from './types.ts';
 
-const MODEL_SETTING = 'embedding_model';
-
 /**
  * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
  * serialised by a transaction-scoped advisory lock on the key, which makes upsert, dedup
@@ -52,6 +45,11 @@ export class PostgresMemoryStore implements MemoryStore {
   readonly engine = 'postgres' as const;
   private readonly pool: PgPool;
   private ready: Promise<void> | null = null;
+  private readonly access: PgAccess = {
+    q: (sql, params) => this.q(sql, params),
+    tx: (apiKeyId, fn) => this.tx(apiKeyId, fn),
+  };
+  private readonly vectors = new PgVectorSpace(this.access);
 
   constructor(url: string, options: { max?: number } = {}) {
     this.pool = createPgPool(url, { max: options.max ?? 10 });
@@ -343,129 +341,32 @@ export class PostgresMemoryStore implements MemoryStore {
     };
   }
 
-  private async hasVectorTable(): Promise<boolean> {
-    const [row] = await this.q<{ t: string | null }>("SELECT to_regclass('memory_vectors')::text AS t");
-    return row?.t != null;
-  }
-
   async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
-    const useVector = request.mode !== 'keyword' && request.vector !== null && (await this.hasVectorTable());
-    const useKeyword = request.mode !== 'vector' && request.terms.length > 0;
-    if (!useVector && !useKeyword) return [];
-    const params: unknown[] = [];
-    const where = pgFilter(apiKeyId, request.filter, now, params);
-    const p = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    const fetch = p(request.limit * 4);
-    let vec = 'SELECT NULL::bigint AS id, NULL::float8 AS d, NULL::bigint AS rnk WHERE false';
-    if (useVector) {
-      const qv = p(vectorLiteral(request.vector!));
-      vec = `SELECT id, d, row_number() OVER (ORDER BY d) AS rnk FROM (
-               SELECT v.memory_id AS id, (v.embedding <=> ${qv}::vector)::float8 AS d
-                 FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
-                WHERE v.api_key_id = $1 AND ${where}
-                ORDER BY v.embedding <=> ${qv}::vector LIMIT ${fetch}) x
-             WHERE d <= ${p(1 - request.minScore)}`;
-    }
-    let kw = 'SELECT NULL::bigint AS id, NULL::float8 AS r, NULL::bigint AS rnk WHERE false';
-    if (useKeyword) {
-      const tsq = p(request.terms.join(' OR '));
-      kw = `SELECT id, r, row_number() OVER (ORDER BY r DESC, id DESC) AS rnk FROM (
-              SELECT m.id, ts_rank_cd(m.content_tsv, q)::float8 AS r
-                FROM memories m, websearch_to_tsquery('english', ${tsq}) q
-               WHERE ${where} AND m.content_tsv @@ q ORDER BY r DESC LIMIT ${fetch}) y`;
-    }
-    const wv = p(request.weights.vector);
-    const wk = p(request.weights.keyword);
-    const limit = p(request.limit);
-    const rows = await this.q<MemoryRow & { _distance: number | null; _bm: number | null; _rrf: number }>(
-      `WITH vec AS (${vec}), kw AS (${kw}),
-       fused AS (
-         SELECT COALESCE(vec.id, kw.id) AS id, vec.d, kw.r,
-                COALESCE(${wv}::float8 / (${RRF_K} + vec.rnk), 0) + COALESCE(${wk}::float8 / (${RRF_K} + kw.rnk), 0) AS rrf
-           FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
-       SELECT m.*, fused.d AS _distance, fused.r AS _bm, fused.rrf AS _rrf
-         FROM fused JOIN memories m ON m.id = fused.id AND m.api_key_id = $1
-        ORDER BY fused.rrf DESC, m.id DESC LIMIT ${limit}`,
-      params,
-    );
-    return rows.map((row) => ({
-      memory: toRecord(row),
-      score: row._distance === null ? null : 1 - row._distance,
-      keywordScore: row._bm,
-      rrf: row._rrf,
-      source:
-        row._distance !== null && row._bm !== null ? 'both' : row._distance !== null ? 'vector' : 'keyword',
-    }));
+    return pgSearch(this.access, apiKeyId, request, now);
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {
-    const [row] = await this.q<{ value: string }>('SELECT value FROM memory_settings WHERE name = $1', [
-      MODEL_SETTING,
-    ]);
-    return row ? (JSON.parse(row.value) as EmbeddingModelInfo) : null;
+    return this.vectors.model();
   }
 
   async adoptEmbeddingModel(info: EmbeddingModelInfo): Promise<boolean> {
-    return this.tx('memory:settings', async (c) => {
-      const row = (await c.query('SELECT value FROM memory_settings WHERE name = $1', [MODEL_SETTING]))
-        .rows[0] as { value: string } | undefined;
-      if (row) return sameJson(JSON.parse(row.value), info);
-      await c.query(pgVectorTableSql(info.dimensions));
-      await c.query('INSERT INTO memory_settings (name, value) VALUES ($1, $2)', [
-        MODEL_SETTING,
-        JSON.stringify(info),
-      ]);
-      return true;
-    });
+    return this.vectors.adopt(info);
   }
 
   async resetEmbeddings(info: EmbeddingModelInfo): Promise<number> {
-    return this.tx('memory:settings', async (c) => {
-      await c.query(PG_DROP_VECTORS_SQL);
-      await c.query(pgVectorTableSql(info.dimensions));
-      await c.query(
-        'INSERT INTO memory_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value',
-        [MODEL_SETTING, JSON.stringify(info)],
-      );
-      return (await c.query("UPDATE memories SET embedding_status = 'pending'")).rowCount ?? 0;
-    });
+    return this.vectors.reset(info);
   }
 
   async pendingEmbeddings(limit: number, afterRowId: number): Promise<PendingEmbedding[]> {
-    const rows = await this.q<{ id: string; content: string; content_hash: string }>(
-      `SELECT id, content, content_hash FROM memories WHERE embedding_status = 'pending' AND id > $1 ORDER BY id LIMIT $2`,
-      [afterRowId, limit],
-    );
-    return rows.map((r) => ({ rowId: Number(r.id), content: r.content, contentHash: r.content_hash }));
+    return this.vectors.pending(limit, afterRowId);
   }
 
   async setEmbedding(rowId: number, hash: string, vector: Float32Array): Promise<boolean> {
-    return this.tx(null, async (c) => {
-      const row = (
-        await c.query('SELECT api_key_id FROM memories WHERE id = $1 AND content_hash = $2 FOR UPDATE', [
-          rowId,
-          hash,
-        ])
-      ).rows[0] as { api_key_id: string } | undefined;
-      if (!row) return false;
-      await c.query(
-        `INSERT INTO memory_vectors (memory_id, api_key_id, embedding) VALUES ($1, $2, $3::vector)
-         ON CONFLICT (memory_id) DO UPDATE SET embedding = EXCLUDED.embedding`,
-        [rowId, row.api_key_id, vectorLiteral(vector)],
-      );
-      await c.query("UPDATE memories SET embedding_status = 'ready' WHERE id = $1", [rowId]);
-      return true;
-    });
+    return this.vectors.set(rowId, hash, vector);
   }
 
   async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
-    await this.q("UPDATE memories SET embedding_status = 'failed' WHERE id = $1 AND content_hash = $2", [
-      rowId,
-      hash,
-    ]);
+    return this.vectors.markFailed(rowId, hash);
   }
 
   async purgeExpired(now: number): Promise<number> {
