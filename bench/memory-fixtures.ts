@@ -3,6 +3,8 @@
  * indexer would), and the bookkeeping the checks need: which key owns each memory id and
  * which corpus row it holds.
  */
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
 import { contentHash, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
 import type { MemoryStore, SearchRequest, WriteInput } from '../gateway/namespaces/memory/store/types.ts';
@@ -121,6 +123,62 @@ export async function fillKey(
     }
   }
   return { writeMs, embedMs: performance.now() - started };
+}
+
+/**
+ * Copies every memory of `from` (rows, full-text entries and both vector tables) to each
+ * of `to`, in one transaction on a second connection to the same SQLite file. Building
+ * nine more keys of 100k through the store API would take most of an hour on a busy
+ * 2-core machine; the copies are the same rows as the API wrote, only under other keys.
+ * Public ids stay valid UUIDs and unique (key index and row id are encoded in them).
+ */
+export function cloneKey(file: string, from: string, to: string[], ledger: Ledger): void {
+  const db = new Database(file);
+  sqliteVec.load(db);
+  db.pragma('busy_timeout = 60000');
+  try {
+    const { top } = db.prepare('SELECT MAX(id) AS top FROM memories').get() as { top: number };
+    const stride = 10 ** Math.ceil(Math.log10(top + 1));
+    const copy = db.transaction(() => {
+      // vec0 cannot be read and written in one statement: stage the source bits first.
+      db.exec('DROP TABLE IF EXISTS temp.source_bits');
+      db.prepare(
+        'CREATE TEMP TABLE source_bits AS SELECT memory_id, embedding FROM memories_vec WHERE api_key_id = ?',
+      ).run(from);
+      for (const [i, key] of to.entries()) {
+        const offset = (i + 1) * stride;
+        db.prepare(
+          `INSERT INTO memories (id, public_id, api_key_id, namespace, key, content, content_hash, tags, metadata,
+             pinned, expires_at, embedding_status, created_at, updated_at)
+           SELECT id + @offset, printf('%08x-0000-4000-8000-%012x', @n, id), @to, namespace, key, content,
+             content_hash, tags, metadata, pinned, expires_at, embedding_status, created_at, updated_at
+             FROM memories WHERE api_key_id = @from`,
+        ).run({ offset, n: i + 1, to: key, from });
+        db.prepare(
+          `INSERT INTO memories_vec_float (memory_id, embedding)
+           SELECT f.memory_id + @offset, f.embedding FROM memories_vec_float f
+             JOIN memories m ON m.id = f.memory_id WHERE m.api_key_id = @from`,
+        ).run({ offset, from });
+        db.prepare(
+          `INSERT INTO memories_vec (memory_id, api_key_id, embedding)
+           SELECT CAST(memory_id + @offset AS INTEGER), @to, vec_bit(embedding) FROM temp.source_bits`,
+        ).run({ offset, to: key });
+      }
+    });
+    copy.immediate();
+    const owners = db.prepare('SELECT public_id, id FROM memories WHERE api_key_id = ?');
+    const source = new Map(
+      (owners.all(from) as { public_id: string; id: number }[]).map((r) => [r.id, r.public_id]),
+    );
+    for (const [i, key] of to.entries()) {
+      const offset = (i + 1) * stride;
+      for (const row of owners.iterate(key) as Iterable<{ public_id: string; id: number }>) {
+        ledger.add(row.public_id, key, ledger.row(source.get(row.id - offset)!));
+      }
+    }
+  } finally {
+    db.close();
+  }
 }
 
 export function searchRequest(

@@ -2,7 +2,8 @@
  * memory_write end to end: a real gateway process (local USE-lite embedder on, indexing
  * in the background as in production), autocannon over loopback HTTP, every request a new
  * text so dedup never short-cuts it. Every answer is checked afterwards: the key's count
- * must equal the writes answered. memory_stats on the same gateway is the baseline.
+ * must equal the writes answered. memory_stats on the same gateway is the baseline, and a
+ * run with embeddings off shows what the background indexer's CPU costs the write path.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { callTool, toolsCallBody } from './mcp-call.ts';
 
 export interface McpWriteFigures {
   concurrency: number;
+  embeddings: 'local' | 'none';
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -25,12 +27,13 @@ export async function benchMcpWrites(
   seconds: number,
   concurrency: number,
   texts: string[],
+  embeddings: 'local' | 'none',
   log: (line: string) => void,
 ): Promise<McpWriteFigures> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-memory-mcp-'));
   const gateway = await startChild('bench/servers/gateway.ts', {
     DATA_DIR: dataDir,
-    MEMORY_EMBEDDINGS: 'local',
+    MEMORY_EMBEDDINGS: embeddings,
     MEMORY_MAX_PER_KEY: '10000000',
     LOG_LEVEL: 'warn',
   });
@@ -44,7 +47,9 @@ export async function benchMcpWrites(
   try {
     await callTool(url, key, 'memory_write', { content: 'warm-up write' });
     let n = 0;
-    log(`memory: memory_write over MCP, ${concurrency} connections for ${seconds} s`);
+    log(
+      `memory: memory_write over MCP, ${concurrency} connections for ${seconds} s, embeddings ${embeddings}`,
+    );
     const writes = await autocannon({
       url,
       method: 'POST',
@@ -82,6 +87,7 @@ export async function benchMcpWrites(
     }
     return {
       concurrency,
+      embeddings,
       rps: Math.round(writes.requests.average),
       p50Ms: writes.latency.p50,
       p99Ms: writes.latency.p99,

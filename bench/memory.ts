@@ -117,8 +117,9 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
   const embedQuery = await queryEmbedding(unanswerableTexts.slice(0, quick ? 20 : 50));
   const mcp = [];
   for (const concurrency of plan.mcpConcurrency) {
-    mcp.push(await benchMcpWrites(plan.mcpSeconds, concurrency, texts, log));
+    mcp.push(await benchMcpWrites(plan.mcpSeconds, concurrency, texts, 'local', log));
   }
+  mcp.push(await benchMcpWrites(plan.mcpSeconds, plan.mcpConcurrency[0]!, texts, 'none', log));
   if (ledger.foreignHits > 0) {
     throw new Error(
       `isolation broken: ${ledger.foreignHits} hits of another key in ${ledger.checkedQueries} queries`,
@@ -173,7 +174,7 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     ['store writes/s at the cap (each evicts one)', `${inserts.writesPerSecondAtCap}`, '', ''],
     ['vectors stored/s (bit index + float)', `${inserts.vectorsPerSecond}`, '', ''],
     ...mcp.map((m): [string, string, string, string] => [
-      `MCP memory_write c${m.concurrency} p50 / p99 ms (rps)`,
+      `MCP memory_write c${m.concurrency} p50 / p99 ms (rps), embeddings ${m.embeddings}`,
       `${m.p50Ms} / ${m.p99Ms} (${m.rps})`,
       `p99 ≤ ${TARGETS.mcpWriteP99Ms}; memory_stats ${m.statsP50Ms} / ${m.statsP99Ms}`,
       verdict(m.p99Ms <= TARGETS.mcpWriteP99Ms),

@@ -398,6 +398,27 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     assert.ok(!ids.includes(other[0]!.memory.id));
   });
 
+  test(`${name}: keyword search drops function words unless nothing else is asked, for any key id`, async () => {
+    const store = getStore();
+    // Quotes, hyphens and underscores in a key id must not break or widen the keyword arm.
+    const [a, b] = [`${freshKey()}-x"y`, `${freshKey()}-x"y`];
+    const deploy = (await store.write(a, input('the deploy runs on Fridays'), MAX, t0)).memory.id;
+    const who = (await store.write(a, input('The Who played here'), MAX, t0)).memory.id;
+    await store.write(a, input('it is what it is'), MAX, t0);
+    await store.write(b, input('the deploy runs on Mondays'), MAX, t0);
+    assert.deepEqual(searchTerms('What is the deploy day?'), ['deploy', 'day']);
+    const found = await store.search(a, searchOf('when is the deploy', { mode: 'keyword' }), t0);
+    assert.deepEqual(
+      found.map((hit) => hit.memory.id),
+      [deploy],
+    );
+    // A query made only of function words still searches with them (the SQLite arm has no stopword list).
+    assert.deepEqual(searchTerms('The Who'), ['the', 'who']);
+    const band = await store.search(a, searchOf('The Who', { mode: 'keyword' }), t0);
+    if (name === 'sqlite') assert.ok(band.some((hit) => hit.memory.id === who));
+    for (const hit of band) assert.notEqual(hit.memory.content, 'the deploy runs on Mondays');
+  });
+
   test(`${name}: vectors of another model are refused until a re-embed resets them`, async () => {
     const store = getStore();
     await store.adoptEmbeddingModel(MODEL);

@@ -48,6 +48,32 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
     `,
   },
   { version: 2, name: 'per-key counts; bit-quantized vectors with a float re-rank', up: migrateToV2 },
+  {
+    // The key is indexed beside the content so the keyword arm matches within one key's
+    // rows; without it every search ranked the matching rows of all keys, then dropped them.
+    version: 3,
+    name: 'full-text index carries the api key',
+    up: `
+      DROP TRIGGER memories_fts_insert;
+      DROP TRIGGER memories_fts_delete;
+      DROP TRIGGER memories_fts_update;
+      DROP TABLE memories_fts;
+      CREATE VIRTUAL TABLE memories_fts USING fts5(
+        content, api_key_id, content='memories', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+      );
+      INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+      CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content, api_key_id) VALUES (new.id, new.content, new.api_key_id);
+      END;
+      CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content, api_key_id) VALUES ('delete', old.id, old.content, old.api_key_id);
+      END;
+      CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content, api_key_id) VALUES ('delete', old.id, old.content, old.api_key_id);
+        INSERT INTO memories_fts (rowid, content, api_key_id) VALUES (new.id, new.content, new.api_key_id);
+      END;
+    `,
+  },
 ];
 
 /**
