@@ -34,6 +34,12 @@ export const PG_MIGRATIONS: PgMigration[] = [
       CREATE TABLE memory_settings (name text PRIMARY KEY, value text NOT NULL);
     `,
   },
+  {
+    // Each write purges the key's expired rows; this keeps that from reading the whole key.
+    version: 2,
+    name: 'expiry index per key',
+    up: 'CREATE INDEX memories_key_expiry ON memories (api_key_id, expires_at) WHERE expires_at IS NOT NULL',
+  },
 ];
 
 /** Created when a model is adopted: its width fixes the column type. */

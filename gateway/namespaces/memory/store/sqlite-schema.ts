@@ -51,9 +51,12 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   {
     // The key is indexed beside the content so the keyword arm matches within one key's
     // rows; without it every search ranked the matching rows of all keys, then dropped them.
+    // The key-and-expiry index lets each write's purge of the key's expired rows skip
+    // the rest of the key (it scanned every row of the key before).
     version: 3,
-    name: 'full-text index carries the api key',
+    name: 'full-text index carries the api key; expiry index per key',
     up: `
+      CREATE INDEX memories_key_expiry ON memories (api_key_id, expires_at) WHERE expires_at IS NOT NULL;
       DROP TRIGGER memories_fts_insert;
       DROP TRIGGER memories_fts_delete;
       DROP TRIGGER memories_fts_update;
