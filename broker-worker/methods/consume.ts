@@ -49,7 +49,8 @@ export async function consume(
       owner: call.link,
       answerNow: call.answerNow,
     });
-    const hint = outcome.joining ? JOINING_HINT : call.answerNow.aborted ? ANSWERED_NOW_HINT : undefined;
+    // Shutdown outranks joining: polling this gateway again soon will not work, whatever the group's state.
+    const hint = call.answerNow.aborted ? ANSWERED_NOW_HINT : outcome.joining ? JOINING_HINT : undefined;
     return {
       count: outcome.messages.length,
       group,
