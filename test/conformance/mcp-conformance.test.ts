@@ -13,16 +13,13 @@
  * gateway admits its own loopback origin and refuses every other unlisted one.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type ApiKeyProxy, startApiKeyProxy } from '../support/api-key-proxy.ts';
+import { CONFORMANCE, explain, runConformanceServer } from '../support/conformance.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { ensureNode22Packages, type Node22Install, node22Env, REPO_ROOT } from '../support/node22.ts';
+import { ensureNode22Packages, type Node22Install, REPO_ROOT } from '../support/node22.ts';
 
-const CONFORMANCE = '@modelcontextprotocol/conformance';
 const CONFORMANCE_VERSION = '0.1.16';
 const CACHE_DIR = join(REPO_ROOT, '.cache', 'conformance');
 const SCENARIO_TIMEOUT_MS = 30_000;
@@ -35,71 +32,7 @@ const SCENARIOS: Record<string, string[]> = {
   'dns-rebinding-protection': ['localhost-host-rebinding-rejected', 'localhost-host-valid-accepted'],
 };
 
-interface Check {
-  id: string;
-  name: string;
-  status: string;
-  errorMessage?: string;
-  details?: Record<string, unknown>;
-}
-
-interface SuiteRun {
-  command: string;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-  checks: Check[] | undefined;
-}
-
 let suite: Node22Install;
-
-async function runScenario(serverUrl: string, scenario: string): Promise<SuiteRun> {
-  const outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
-  try {
-    const cli = join(suite.packageDir(CONFORMANCE), 'dist', 'index.js');
-    const args = [cli, 'server', '--url', serverUrl, '--scenario', scenario, '--output-dir', outDir];
-    const command = [suite.node, ...args].join(' ');
-    const child = spawn(suite.node, args, {
-      cwd: outDir,
-      env: node22Env({ NO_COLOR: '1' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const timer = setTimeout(() => {
-      output += `\n[test] killed after ${SCENARIO_TIMEOUT_MS} ms\n`;
-      child.kill('SIGKILL');
-    }, SCENARIO_TIMEOUT_MS);
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (c, s) => resolve([c, s]));
-    }).finally(() => clearTimeout(timer));
-
-    // The CLI writes <outDir>/server-<scenario>-<timestamp>/checks.json.
-    let checks: Check[] | undefined;
-    const resultDir = (await readdir(outDir)).find((entry) => entry.startsWith(`server-${scenario}-`));
-    if (resultDir)
-      checks = JSON.parse(await readFile(join(outDir, resultDir, 'checks.json'), 'utf8')) as Check[];
-    return { command, code, signal, output, checks };
-  } finally {
-    await rm(outDir, { recursive: true, force: true });
-  }
-}
-
-/** The suite colours its report whatever NO_COLOR says; assertion messages read better without. */
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
-
-function explain(run: SuiteRun): string {
-  return [
-    `$ ${run.command}`,
-    `exit: ${run.code ?? run.signal}`,
-    '--- suite output ---',
-    run.output.replace(ANSI, '').trimEnd(),
-    '--- checks.json ---',
-    JSON.stringify(run.checks ?? null, null, 2),
-  ].join('\n');
-}
 
 describe(`MCP conformance suite ${CONFORMANCE_VERSION}: server scenarios`, () => {
   before(
@@ -131,21 +64,26 @@ describe(`MCP conformance suite ${CONFORMANCE_VERSION}: server scenarios`, () =>
 
       for (const [scenario, expectedIds] of Object.entries(SCENARIOS)) {
         test(scenario, async () => {
-          const run = await runScenario(`${proxy.url}/event/mcp`, scenario);
-          const why = explain(run);
+          const run = await runConformanceServer(
+            suite,
+            ['--url', `${proxy.url}/event/mcp`, '--scenario', scenario],
+            SCENARIO_TIMEOUT_MS,
+          );
+          const why = explain(run, scenario);
+          const checks = run.scenarios.get(scenario);
           assert.equal(run.code, 0, `conformance suite failed:\n${why}`);
-          assert.ok(run.checks && run.checks.length > 0, `no checks reported:\n${why}`);
-          const notPassed = run.checks.filter((check) => check.status !== 'SUCCESS');
+          assert.ok(checks && checks.length > 0, `no checks reported:\n${why}`);
+          const notPassed = checks.filter((check) => check.status !== 'SUCCESS');
           assert.deepEqual(notPassed, [], `checks not passed:\n${why}`);
           assert.deepEqual(
-            run.checks.map((check) => check.id).sort(),
+            checks.map((check) => check.id).sort(),
             [...expectedIds].sort(),
             `unexpected check set:\n${why}`,
           );
 
           if (scenario === 'dns-rebinding-protection') {
             // The rejection must come from the Origin policy, not from a lost API key.
-            const rejected = run.checks.find((check) => check.id === 'localhost-host-rebinding-rejected');
+            const rejected = checks.find((check) => check.id === 'localhost-host-rebinding-rejected');
             assert.equal(rejected?.details?.statusCode, 403, why);
             assert.equal(
               (rejected?.details?.body as { error?: string } | null)?.error,
