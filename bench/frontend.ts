@@ -7,6 +7,8 @@ import { startChild } from './child.ts';
 
 export interface LoadResult {
   rps: number;
+  /** Requests answered in the run. */
+  requests: number;
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
@@ -21,18 +23,20 @@ export async function load(
   headers: Record<string, string>,
   durationSeconds: number,
   connections = 64,
+  body = TOOLS_LIST,
 ): Promise<LoadResult> {
   const result = await autocannon({
     url,
     method: 'POST',
     headers,
-    body: TOOLS_LIST,
+    body,
     connections,
     pipelining: 1,
     duration: durationSeconds,
   });
   return {
     rps: Math.round(result.requests.average),
+    requests: result.requests.total,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { benchRoot } from './child.ts';
 import { runConsumeSection } from './consume.ts';
+import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
 import { runMemorySection } from './memory.ts';
@@ -62,6 +63,8 @@ log(
 const [fast, managedLike] = await Promise.all([broker(0), broker(3000)]);
 try {
   const front = await benchFrontend(plan.frontSeconds, log);
+  // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.
+  const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
 
   const publishStack = await startStack(fast.kafka.plaintext);
   const publish = await benchPublish(
@@ -101,6 +104,7 @@ try {
     },
     toolsList: front.toolsList,
     reject401: front.reject401,
+    eras,
     publish: {
       c64: {
         rps: c64.rps,
@@ -161,6 +165,7 @@ try {
       `bare uWS ${front.toolsList.uwsHelloRps}`,
       `${ratio(front.reject401.rps, front.toolsList.uwsHelloRps)}×`,
     ],
+    ...eraRows(eras),
     ...publish.map((row): [string, string, string, string] => [
       `event_publish c${row.concurrency} rps (p50/p99 ms)`,
       `${row.rps} (${row.p50Ms}/${row.p99Ms})`,

@@ -1,6 +1,8 @@
 /**
  * Our gateway for the benchmark. With BROKER_WORKERS set it talks to a real broker worker;
- * without, tools/list and 401s are measured on their own (nothing reaches a worker).
+ * without, tools/list and 401s are measured on their own (nothing reaches a worker), and
+ * the worker's `status` (behind event_capabilities) is answered in-process with fixed
+ * values, so a tools/call is measured through the gateway alone.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { createLogger } from '../../gateway/logger.ts';
 import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
 import { keyStorePath, startGateway } from '../../gateway/server.ts';
+import type { WorkerStatus } from '../../shared/ipc/messages.ts';
 import { announce } from './ready.ts';
 
 const dataDir = process.env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'mcp-bench-gw-')));
@@ -18,13 +21,32 @@ const store = new ApiKeyStore(keyStorePath(dataDir));
 const { key } = store.create('bench');
 store.close();
 const config = loadGatewayConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
+/** A configured, reachable worker and broker, as `status` reports them. */
+const FIXED_STATUS: WorkerStatus = {
+  configured: true,
+  missingSettings: [],
+  brokerConfigured: true,
+  credentialsConfigured: true,
+  securityProtocol: 'PLAINTEXT',
+  saslMechanism: null,
+  bootstrapHosts: ['127.0.0.1:9092'],
+  defaultTopic: 'bench',
+  defaultGroup: 'bench',
+  topicAdminEnabled: false,
+  lastBrokerError: null,
+  brokerReachable: true,
+  liveConsumers: 0,
+  workerId: 'bench-stand-in',
+};
 const broker: BrokerCalls = process.env.BROKER_WORKERS
   ? BrokerWorkerClient.fromEnv(process.env)
-  : {
-      call: () =>
-        Promise.reject(
-          Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
-        ),
-    };
+  : ({
+      call: (method: string) =>
+        method === 'status'
+          ? Promise.resolve(FIXED_STATUS)
+          : Promise.reject(
+              Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
+            ),
+    } as BrokerCalls);
 const gateway = await startGateway({ config, log: createLogger('silent'), broker });
 announce({ port: gateway.port, key, engine: gateway.engine, build: gateway.build });

@@ -1,4 +1,9 @@
-/** Baseline: the cheapest possible uWS answer, a fixed body with no parsing and no auth. */
+/**
+ * Baseline: the cheapest possible uWS answer, a fixed body with no parsing and no auth.
+ * BENCH_BODY_FILE names a file holding the body (bytes the gateway answered, captured by the
+ * bench); without it the body is the gateway's tools/list answer for BENCH_ERA.
+ */
+import { readFileSync } from 'node:fs';
 import { loadUws } from '../../gateway/http/uws-loader.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
 import { createEventNamespace } from '../../gateway/namespaces/event/index.ts';
@@ -15,7 +20,7 @@ function toolsListBody(): Buffer {
 const { loaded, failures } = loadUws();
 if (!loaded) throw new Error(`no uWebSockets.js build loads: ${failures.join('; ')}`);
 // Same bytes as the gateway's tools/list answer, so only the work around them differs.
-const body = toolsListBody();
+const body = process.env.BENCH_BODY_FILE ? readFileSync(process.env.BENCH_BODY_FILE) : toolsListBody();
 const app = loaded.uws.App();
 app.any('/*', (res) => {
   res.onAborted(() => {});

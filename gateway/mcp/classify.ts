@@ -44,6 +44,10 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Optional whitespace around a header value is not part of it (RFC 9110 §5.5). */
 function trimOws(value: string): string {
+  const first = value.charCodeAt(0);
+  const last = value.charCodeAt(value.length - 1);
+  // Space is 32, tab is 9: most values have neither at either end and are returned as they are.
+  if (first !== 32 && first !== 9 && last !== 32 && last !== 9) return value;
   return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 

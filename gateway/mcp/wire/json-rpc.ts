@@ -28,5 +28,10 @@ export function resultResponse(id: JsonRpcId, result: string | Buffer): HttpResp
   return { status: 200, headers: JSON_HEADERS, body };
 }
 
+/** A tool result's content array, one text block: the bytes JSON.stringify([{ type: 'text', text }]) gives. */
+export function textContent(text: string): string {
+  return `[{"type":"text","text":${JSON.stringify(text)}}]`;
+}
+
 /** The tools/list entries a caller may see; `undefined` means all of them. */
 export type ToolFilter = ((toolName: string) => boolean) | undefined;

@@ -6,7 +6,7 @@ import type { HttpResponse } from '../../http/engine.ts';
 import type { ToolResult } from '../call-tool.ts';
 import type { NamespaceModel } from '../namespace.ts';
 import { isLegacyVersion, isObject, type JsonRpcId, LATEST_LEGACY_VERSION } from '../protocol.ts';
-import { resultResponse, type ToolFilter } from './json-rpc.ts';
+import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 
 export interface LegacyWire {
   initialize(id: JsonRpcId, params: unknown): HttpResponse;
@@ -15,11 +15,17 @@ export interface LegacyWire {
   toolResult(id: JsonRpcId, result: ToolResult): HttpResponse;
 }
 
+/**
+ * The same bytes as JSON.stringify({ content, isError: true }) or ({ content, structuredContent }),
+ * written around `text`, which already is the structured output as JSON: the output is
+ * serialized once, not twice.
+ */
 export function encodeLegacyToolResult(result: ToolResult): string {
-  const content = [{ type: 'text', text: result.text }];
-  return JSON.stringify(
-    result.isError ? { content, isError: true } : { content, structuredContent: result.structured },
-  );
+  if (result.isError) return `{"content":${textContent(result.text)},"isError":true}`;
+  // A handler that returned nothing has no JSON text to reuse.
+  if (result.structured === undefined)
+    return JSON.stringify({ content: [{ type: 'text', text: result.text }] });
+  return `{"content":${textContent(result.text)},"structuredContent":${result.text}}`;
 }
 
 export function createLegacyWire(model: NamespaceModel): LegacyWire {

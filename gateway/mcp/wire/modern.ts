@@ -7,7 +7,7 @@ import type { HttpResponse } from '../../http/engine.ts';
 import type { ToolResult } from '../call-tool.ts';
 import type { NamespaceModel } from '../namespace.ts';
 import { type JsonRpcId, META, MODERN_PROTOCOL_VERSIONS } from '../protocol.ts';
-import { resultResponse, type ToolFilter } from './json-rpc.ts';
+import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 
 /**
  * Freshness hints. Every answer is behind an API key and may differ per key (tool filters),
@@ -48,11 +48,12 @@ export function createModernWire(model: NamespaceModel): ModernWire {
       );
     },
     toolResult(id, result) {
-      const content = JSON.stringify([{ type: 'text', text: result.text }]);
-      const structured =
-        result.isError || result.structured === undefined
-          ? ''
-          : `,"structuredContent":${JSON.stringify(result.structured)}`;
+      // `text` already is the structured output as JSON (see ToolResult): not serialized twice.
+      const withOutput = !result.isError && result.structured !== undefined;
+      const content = withOutput
+        ? textContent(result.text)
+        : JSON.stringify([{ type: 'text', text: result.text }]);
+      const structured = withOutput ? `,"structuredContent":${result.text}` : '';
       return resultResponse(
         id,
         `{"resultType":"complete","content":${content}${structured},"isError":${result.isError},"_meta":${meta}}`,
