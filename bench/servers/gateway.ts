@@ -36,6 +36,7 @@ const FIXED_STATUS: WorkerStatus = {
   lastBrokerError: null,
   brokerReachable: true,
   liveConsumers: 0,
+  bufferedMessages: 0,
   workerId: 'bench-stand-in',
 };
 const broker: BrokerCalls = process.env.BROKER_WORKERS
