@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
 import { contentHash, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
+import { registerMemoryFunctions } from '../gateway/namespaces/memory/store/sqlite-fts.ts';
 import type { MemoryStore, SearchRequest, WriteInput } from '../gateway/namespaces/memory/store/types.ts';
 import { seeded } from './memory-data.ts';
 import type { VectorSet } from './memory-vectors.ts';
@@ -135,6 +136,7 @@ export async function fillKey(
 export function cloneKey(file: string, from: string, to: string[], ledger: Ledger): void {
   const db = new Database(file);
   sqliteVec.load(db);
+  registerMemoryFunctions(db);
   db.pragma('busy_timeout = 60000');
   try {
     const { top } = db.prepare('SELECT MAX(id) AS top FROM memories').get() as { top: number };

@@ -1,4 +1,5 @@
 import type { SqliteDatabase, SqliteMigration } from '../../../store/index.ts';
+import { KEY_TAGGED_FTS_SQL } from './sqlite-fts.ts';
 
 /**
  * Memory rows with an FTS5 index kept in step by triggers. The vector table is not here:
@@ -77,6 +78,7 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       END;
     `,
   },
+  { version: 4, name: 'keyword index tagged by api key', up: KEY_TAGGED_FTS_SQL },
 ];
 
 /**

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type MemoryRow, RRF_K, toRecord } from './common.ts';
 import { narrowsBeyondKey, sqliteFilter } from './sqlite-filter.ts';
+import { ftsQuery } from './sqlite-fts.ts';
 import { signBits } from './sqlite-schema.ts';
 import type { SearchHit, SearchRequest } from './types.ts';
 
@@ -16,10 +17,6 @@ type Statements = (sql: string) => Database.Statement<unknown[]>;
 export const RERANK_FACTOR = 3;
 const MIN_CANDIDATES = 64;
 const MAX_CANDIDATES = 4096;
-
-function ftsString(text: string): string {
-  return `"${text.replaceAll('"', '""')}"`;
-}
 
 /**
  * Hybrid search in one statement: FTS5 bm25 and vector cosine, each arm ranked on its own,
@@ -63,12 +60,11 @@ export function sqliteSearch(
     vec = `SELECT id, distance, row_number() OVER (ORDER BY distance) AS rnk FROM (${arm}) WHERE distance <= @maxd`;
   }
   let kw = 'SELECT NULL AS id, NULL AS bm, NULL AS rnk WHERE 0';
-  if (useKeyword) {
-    // The key phrase narrows the match to this key's rows before any ranking; the join on
-    // m.api_key_id below stays the guarantee. Weight 0 keeps the key column out of bm25.
-    params.fts = `api_key_id : ${ftsString(apiKeyId)} AND (${request.terms.map(ftsString).join(' OR ')})`;
+  const fts = useKeyword ? ftsQuery(apiKeyId, request.terms) : null;
+  if (fts !== null) {
+    params.fts = fts;
     kw = `SELECT id, bm, row_number() OVER (ORDER BY bm) AS rnk FROM (
-            SELECT f.rowid AS id, bm25(memories_fts, 1.0, 0.0) AS bm FROM memories_fts f JOIN memories m ON m.id = f.rowid
+            SELECT f.rowid AS id, bm25(memories_fts) AS bm FROM memories_fts f JOIN memories m ON m.id = f.rowid
              WHERE memories_fts MATCH @fts AND ${where.sql} ORDER BY bm LIMIT @fetch)`;
   }
   params.wv = request.weights.vector;

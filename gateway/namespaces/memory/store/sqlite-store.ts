@@ -13,6 +13,7 @@ import {
   unionTags,
 } from './common.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
+import { registerMemoryFunctions } from './sqlite-fts.ts';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
 import { sqliteSearch } from './sqlite-search.ts';
 import { SqliteVectorSpace } from './sqlite-vectors.ts';
@@ -46,6 +47,7 @@ export class SqliteMemoryStore implements MemoryStore {
   constructor(file: string) {
     this.db = openSqlite(file);
     sqliteVec.load(this.db);
+    registerMemoryFunctions(this.db);
     runSqliteMigrations(this.db, 'memory', SQLITE_MIGRATIONS);
     this.vectors = new SqliteVectorSpace(
       this.db,
