@@ -44,6 +44,8 @@ const WEIGHTS = [
   { vector: 1, keyword: 1 },
   { vector: 1, keyword: 2 },
   { vector: 1, keyword: 3 },
+  { vector: 1, keyword: 5 },
+  { vector: 1, keyword: 10 },
   { vector: 2, keyword: 1 },
   { vector: 3, keyword: 1 },
 ];
