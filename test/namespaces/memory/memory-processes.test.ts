@@ -105,7 +105,10 @@ after(async () => {
 });
 
 describe('memory shared by listener threads and a second process on one DATA_DIR', () => {
-  test('the threaded process really serves from three threads', () => {
+  test('the threaded process really serves from three threads', async () => {
+    // The process is reachable once its first thread listens; the others report a moment later.
+    const said = () => /serving from 3 listener threads/.test(threaded.lines.join('\n'));
+    for (let i = 0; i < 300 && !said(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
     assert.match(threaded.lines.join('\n'), /serving from 3 listener threads/);
   });
 
