@@ -7,3 +7,4 @@ export {
 } from './migrations.ts';
 export { createPgPool, isPostgresUrl, type PgClient, type PgPool, withPgTransaction } from './postgres.ts';
 export { openSqlite, type SqliteDatabase, sqlitePath } from './sqlite.ts';
+export { startWalCheckpointer, type WalCheckpointer } from './sqlite-checkpoint.ts';

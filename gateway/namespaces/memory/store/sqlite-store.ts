@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { openSqlite, runSqliteMigrations, type SqliteDatabase } from '../../../store/index.ts';
+import {
+  openSqlite,
+  runSqliteMigrations,
+  type SqliteDatabase,
+  startWalCheckpointer,
+  type WalCheckpointer,
+} from '../../../store/index.ts';
 import {
   decodeCursor,
   encodeCursor,
@@ -43,6 +49,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly vectors: SqliteVectorSpace;
+  private readonly checkpointer: WalCheckpointer | null;
 
   constructor(file: string) {
     this.db = openSqlite(file);
@@ -54,6 +61,7 @@ export class SqliteMemoryStore implements MemoryStore {
       (sql) => this.st(sql),
       () => this.statements.clear(),
     );
+    this.checkpointer = file === ':memory:' ? null : startWalCheckpointer(this.db, file);
   }
 
   private st(sql: string): Database.Statement<unknown[]> {
@@ -360,6 +368,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
     this.db.close();
   }
 }
