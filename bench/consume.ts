@@ -6,12 +6,12 @@
  * bench/results/consume.json with the machine and its load average before and after,
  * since these latencies move with whatever else the host runs.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { benchRoot } from './child.ts';
 import { benchConsume, startStack } from './event.ts';
+import { benchBroker, machineInfo } from './machine.ts';
 
 const load = () => loadavg().map((n) => Math.round(n * 100) / 100);
 
@@ -19,15 +19,7 @@ export async function runConsumeSection(quick: boolean, log: (line: string) => v
   const plan = quick ? { warmPolls: 50, ephemeralPolls: 3 } : { warmPolls: 300, ephemeralPolls: 10 };
   const started = Date.now();
   const loadBefore = load();
-  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-kafka-'));
-  const kafka = await startLocalKafka({
-    dataDir,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    saslSslPort: null,
-    controllerPort: 0,
-    initialRebalanceDelayMs: 3000,
-  });
+  const { kafka, cleanup } = await benchBroker(3000);
   try {
     const stack = await startStack(kafka.plaintext);
     const consume = await benchConsume(
@@ -43,12 +35,7 @@ export async function runConsumeSection(quick: boolean, log: (line: string) => v
         part: 'consume',
         date: new Date().toISOString(),
         seconds: Math.round((Date.now() - started) / 1000),
-        machine: {
-          cores: cpus().length,
-          cpu: cpus()[0]?.model ?? 'unknown',
-          memoryGb: Math.round(totalmem() / 2 ** 30),
-          node: process.version,
-        },
+        machine: machineInfo(),
         loadAverageBefore: loadBefore,
         loadAverageAfter: load(),
       },
@@ -70,7 +57,6 @@ export async function runConsumeSection(quick: boolean, log: (line: string) => v
       log(`wrote ${file}`);
     }
   } finally {
-    await kafka.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await cleanup();
   }
 }

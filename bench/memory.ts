@@ -5,12 +5,12 @@
  * USE-lite embeddings cached under .cache/memory-bench (see memory-vectors.ts).
  */
 import { writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Embedder } from '../gateway/namespaces/memory/embeddings/embedder.ts';
 import { RERANK_FACTOR } from '../gateway/namespaces/memory/store/sqlite-search.ts';
 import { benchRoot } from './child.ts';
+import { machineInfo } from './machine.ts';
 import { labelledQueries, memoryText, unanswerableQueries, wordnetSynsets } from './memory-data.ts';
 import { CorpusVectors, Ledger } from './memory-fixtures.ts';
 import { benchInserts, benchSearch } from './memory-latency.ts';
@@ -135,10 +135,7 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
       date: new Date().toISOString(),
       seconds: Math.round((Date.now() - started) / 1000),
       machine: {
-        cores: cpus().length,
-        cpu: cpus()[0]?.model ?? 'unknown',
-        memoryGb: Math.round(totalmem() / 2 ** 30),
-        node: process.version,
+        ...machineInfo(),
         sqlite: sqliteVersion,
         loadAverage1m: (await import('node:os')).loadavg()[0],
       },

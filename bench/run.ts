@@ -3,15 +3,14 @@
  * the same machine, printed as a table and written to bench/results/. Only the ratios
  * travel between machines.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { benchRoot } from './child.ts';
 import { runConsumeSection } from './consume.ts';
 import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
+import { benchBroker, machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
 import { benchProvenance, shareOfC64 } from './provenance.ts';
 
@@ -23,27 +22,6 @@ const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
 const share = (part: number, whole: number) => Math.round((part / whole) * 10_000) / 10_000;
 const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
-
-async function broker(
-  initialRebalanceDelayMs: number,
-): Promise<{ kafka: LocalKafka; cleanup(): Promise<void> }> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-kafka-'));
-  const kafka = await startLocalKafka({
-    dataDir,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    saslSslPort: null,
-    controllerPort: 0,
-    initialRebalanceDelayMs,
-  });
-  return {
-    kafka,
-    async cleanup() {
-      await kafka.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).
 if (process.argv.includes('memory')) {
@@ -60,7 +38,7 @@ const started = Date.now();
 log(
   `${quick ? 'quick' : 'full'} run; starting two local Kafka brokers (rebalance delay 0 and the default 3000 ms)`,
 );
-const [fast, managedLike] = await Promise.all([broker(0), broker(3000)]);
+const [fast, managedLike] = await Promise.all([benchBroker(0), benchBroker(3000)]);
 try {
   const front = await benchFrontend(plan.frontSeconds, log);
   // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.
@@ -94,13 +72,7 @@ try {
       mode: quick ? 'quick' : 'full',
       date: new Date().toISOString(),
       seconds: Math.round((Date.now() - started) / 1000),
-      machine: {
-        cores: cpus().length,
-        cpu: cpus()[0]?.model ?? 'unknown',
-        memoryGb: Math.round(totalmem() / 2 ** 30),
-        node: process.version,
-        engine: front.engineBuild,
-      },
+      machine: { ...machineInfo(), engine: front.engineBuild },
     },
     toolsList: front.toolsList,
     reject401: front.reject401,
