@@ -9,9 +9,10 @@
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
 import { benchRoot } from './child.ts';
 import { benchConsume, startStack } from './event.ts';
-import { benchBroker, machineInfo } from './machine.ts';
+import { machineInfo } from './machine.ts';
 
 const load = () => loadavg().map((n) => Math.round(n * 100) / 100);
 
@@ -19,7 +20,7 @@ export async function runConsumeSection(quick: boolean, log: (line: string) => v
   const plan = quick ? { warmPolls: 50, ephemeralPolls: 3 } : { warmPolls: 300, ephemeralPolls: 10 };
   const started = Date.now();
   const loadBefore = load();
-  const { kafka, cleanup } = await benchBroker(3000);
+  const { kafka, cleanup } = await startPrivateKafka(3000);
   try {
     const stack = await startStack(kafka.plaintext);
     const consume = await benchConsume(

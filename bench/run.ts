@@ -5,12 +5,13 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
 import { benchRoot } from './child.ts';
 import { runConsumeSection } from './consume.ts';
 import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
-import { benchBroker, machineInfo } from './machine.ts';
+import { machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
 import { benchProvenance, shareOfC64 } from './provenance.ts';
 
@@ -38,7 +39,7 @@ const started = Date.now();
 log(
   `${quick ? 'quick' : 'full'} run; starting two local Kafka brokers (rebalance delay 0 and the default 3000 ms)`,
 );
-const [fast, managedLike] = await Promise.all([benchBroker(0), benchBroker(3000)]);
+const [fast, managedLike] = await Promise.all([startPrivateKafka(0), startPrivateKafka(3000)]);
 try {
   const front = await benchFrontend(plan.frontSeconds, log);
   // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.

@@ -5,31 +5,22 @@
  * broker runs with delay 0, so this file starts its own.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LocalKafka, startLocalKafka } from '../../dev/kafka/local-kafka.ts';
+import type { LocalKafka } from '../../dev/kafka/local-kafka.ts';
+import { type PrivateKafka, startPrivateKafka } from '../../dev/kafka/private-kafka.ts';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { CONSUME_MAX_DEFAULT, CONSUME_TIMEOUT_DEFAULT_MS } from '../../shared/event/limits.ts';
 import { createTopic, uniqueName } from './support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
 
-let dataDir: string;
+let broker: PrivateKafka | undefined;
 let kafka: LocalKafka;
 let worker: WorkerProcess;
 let client: BrokerWorkerClient;
 
 before(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'bw-delay-kafka-'));
-  kafka = await startLocalKafka({
-    dataDir,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    saslSslPort: null,
-    controllerPort: 0,
-    initialRebalanceDelayMs: 3000,
-  });
+  broker = await startPrivateKafka(3000);
+  kafka = broker.kafka;
   worker = await startWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
@@ -42,8 +33,7 @@ before(async () => {
 after(async () => {
   await client?.close();
   await worker?.stop();
-  await kafka?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await broker?.cleanup();
 });
 
 describe('broker with the default 3000 ms initial rebalance delay', () => {

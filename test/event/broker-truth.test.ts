@@ -5,28 +5,19 @@
  * it can stop it.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { type LocalKafka, startLocalKafka } from '../../dev/kafka/local-kafka.ts';
+import type { LocalKafka } from '../../dev/kafka/local-kafka.ts';
+import { type PrivateKafka, startPrivateKafka } from '../../dev/kafka/private-kafka.ts';
 import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
 
-let dataDir: string;
+let broker: PrivateKafka | undefined;
 let kafka: LocalKafka;
 let stack: EventStack;
 
 before(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'ev-truth-kafka-'));
-  kafka = await startLocalKafka({
-    dataDir,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    saslSslPort: null,
-    controllerPort: 0,
-    initialRebalanceDelayMs: 3000,
-  });
+  broker = await startPrivateKafka(3000);
+  kafka = broker.kafka;
   stack = await startEventStack({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
@@ -34,8 +25,7 @@ before(async () => {
 });
 after(async () => {
   await stack?.close();
-  await kafka?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await broker?.cleanup();
 });
 
 interface Caps {
