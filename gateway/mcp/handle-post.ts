@@ -49,6 +49,19 @@ function withDelivery(response: HttpResponse, outcome: CallOutcome): HttpRespons
   return response;
 }
 
+/** tools/call in either era: one tool model, the era's encoder. */
+async function answerToolCall(
+  id: JsonRpcId,
+  params: unknown,
+  post: McpPost,
+  wire: Pick<McpPost['namespace']['legacy' | 'modern'], 'toolResult'>,
+): Promise<HttpResponse> {
+  const outcome = await runToolCall(post.namespace, params, post);
+  // An unknown tool is answered in-band (HTTP 200) in both eras, as the reference SDK does.
+  if (outcome.kind === 'error') return errorResponse(200, id, outcome.code, outcome.message);
+  return withDelivery(wire.toolResult(id, outcome.result), outcome);
+}
+
 async function dispatchLegacy(
   id: JsonRpcId,
   method: string,
@@ -63,11 +76,8 @@ async function dispatchLegacy(
       return wire.ping(id);
     case 'tools/list':
       return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
-    case 'tools/call': {
-      const outcome = await runToolCall(post.namespace, params, post);
-      if (outcome.kind === 'error') return errorResponse(200, id, outcome.code, outcome.message);
-      return withDelivery(wire.toolResult(id, outcome.result), outcome);
-    }
+    case 'tools/call':
+      return answerToolCall(id, params, post, wire);
     default:
       return errorResponse(200, id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}`);
   }
@@ -85,12 +95,8 @@ async function dispatchModern(
       return wire.discover(id);
     case 'tools/list':
       return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
-    case 'tools/call': {
-      const outcome = await runToolCall(post.namespace, params, post);
-      // An unknown tool is answered in-band (HTTP 200), as the reference SDK does.
-      if (outcome.kind === 'error') return errorResponse(200, id, outcome.code, outcome.message);
-      return withDelivery(wire.toolResult(id, outcome.result), outcome);
-    }
+    case 'tools/call':
+      return answerToolCall(id, params, post, wire);
     default:
       // initialize and ping included: the 2026-07-28 protocol has neither.
       return errorResponse(
