@@ -4,7 +4,6 @@
  * which corpus row it holds.
  */
 import Database from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
 import { contentHash, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
 import { registerMemoryFunctions } from '../gateway/namespaces/memory/store/sqlite-fts.ts';
@@ -135,18 +134,12 @@ export async function fillKey(
  */
 export function cloneKey(file: string, from: string, to: string[], ledger: Ledger): void {
   const db = new Database(file);
-  sqliteVec.load(db);
   registerMemoryFunctions(db);
   db.pragma('busy_timeout = 60000');
   try {
     const { top } = db.prepare('SELECT MAX(id) AS top FROM memories').get() as { top: number };
     const stride = 10 ** Math.ceil(Math.log10(top + 1));
     const copy = db.transaction(() => {
-      // vec0 cannot be read and written in one statement: stage the source bits first.
-      db.exec('DROP TABLE IF EXISTS temp.source_bits');
-      db.prepare(
-        'CREATE TEMP TABLE source_bits AS SELECT memory_id, embedding FROM memories_vec WHERE api_key_id = ?',
-      ).run(from);
       for (const [i, key] of to.entries()) {
         const offset = (i + 1) * stride;
         db.prepare(
@@ -162,9 +155,9 @@ export function cloneKey(file: string, from: string, to: string[], ledger: Ledge
              JOIN memories m ON m.id = f.memory_id WHERE m.api_key_id = @from`,
         ).run({ offset, from });
         db.prepare(
-          `INSERT INTO memories_vec (memory_id, api_key_id, embedding)
-           SELECT CAST(memory_id + @offset AS INTEGER), @to, vec_bit(embedding) FROM temp.source_bits`,
-        ).run({ offset, to: key });
+          `INSERT INTO memories_bits (memory_id, api_key_id, bits)
+           SELECT memory_id + @offset, @to, bits FROM memories_bits WHERE api_key_id = @from ORDER BY seq`,
+        ).run({ offset, to: key, from });
       }
     });
     copy.immediate();

@@ -18,6 +18,7 @@ import {
   toRecord,
   unionTags,
 } from './common.ts';
+import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
 import { registerMemoryFunctions } from './sqlite-fts.ts';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
@@ -39,6 +40,8 @@ import {
   type WriteResult,
 } from './types.ts';
 
+export const DEFAULT_VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
+
 /**
  * The embedded store: one SQLite file under DATA_DIR. Each gateway thread or process
  * opens its own connection; every write runs in an IMMEDIATE transaction, so the
@@ -49,17 +52,24 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly db: SqliteDatabase;
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly vectors: SqliteVectorSpace;
+  private readonly bitIndex: SqliteBitIndex;
   private readonly checkpointer: WalCheckpointer | null;
 
-  constructor(file: string) {
+  /** `vectorCacheBytes` bounds the in-memory copy of sign bits (see sqlite-bit-index.ts). */
+  constructor(file: string, options: { vectorCacheBytes?: number } = {}) {
     this.db = openSqlite(file);
     sqliteVec.load(this.db);
     registerMemoryFunctions(this.db);
     runSqliteMigrations(this.db, 'memory', SQLITE_MIGRATIONS);
+    this.bitIndex = new SqliteBitIndex(
+      this.db,
+      (sql) => this.st(sql),
+      options.vectorCacheBytes ?? DEFAULT_VECTOR_CACHE_BYTES,
+    );
     this.vectors = new SqliteVectorSpace(
       this.db,
       (sql) => this.st(sql),
-      () => this.statements.clear(),
+      () => this.bitIndex.clear(),
     );
     this.checkpointer = file === ':memory:' ? null : startWalCheckpointer(this.db, file);
   }
@@ -336,7 +346,13 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
-    return sqliteSearch((sql) => this.st(sql), apiKeyId, request, now, this.vectors.ready);
+    return sqliteSearch(
+      (sql) => this.st(sql),
+      this.vectors.ready ? this.bitIndex : null,
+      apiKeyId,
+      request,
+      now,
+    );
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {

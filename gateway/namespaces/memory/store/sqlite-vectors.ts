@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
 import { sameJson } from './common.ts';
-import { DROP_VECTOR_TABLE_SQL, signBits, vectorTableSql } from './sqlite-schema.ts';
+import { CLEAR_VECTORS_SQL, signBits, VECTOR_TABLES_SQL } from './sqlite-schema.ts';
 import type { EmbeddingModelInfo, PendingEmbedding } from './types.ts';
 
 const MODEL_SETTING = 'embedding_model';
@@ -19,14 +19,14 @@ export class SqliteVectorSpace {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly st: Statements,
-    private readonly forgetStatements: () => void,
+    private readonly forgetCached: () => void,
   ) {
     this.refresh();
   }
 
   refresh(): void {
     this.ready =
-      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'").get() !==
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_bits'").get() !==
       undefined;
   }
 
@@ -41,7 +41,7 @@ export class SqliteVectorSpace {
     const run = this.db.transaction(() => {
       const held = this.model();
       if (held) return sameJson(held, info);
-      this.db.exec(vectorTableSql(info.dimensions));
+      this.db.exec(VECTOR_TABLES_SQL);
       this.st('INSERT INTO memory_settings (name, value) VALUES (?, ?)').run(
         MODEL_SETTING,
         JSON.stringify(info),
@@ -55,17 +55,16 @@ export class SqliteVectorSpace {
 
   reset(info: EmbeddingModelInfo): number {
     const run = this.db.transaction(() => {
-      this.db.exec(DROP_VECTOR_TABLE_SQL);
-      this.db.exec(vectorTableSql(info.dimensions));
+      this.db.exec(VECTOR_TABLES_SQL);
+      this.db.exec(CLEAR_VECTORS_SQL);
       this.st('INSERT OR REPLACE INTO memory_settings (name, value) VALUES (?, ?)').run(
         MODEL_SETTING,
         JSON.stringify(info),
       );
       return this.st("UPDATE memories SET embedding_status = 'pending'").run().changes;
     });
-    // Statements prepared against the dropped tables would fail from now on.
-    this.forgetStatements();
     const changed = run.immediate();
+    this.forgetCached();
     this.refresh();
     return changed;
   }
@@ -86,15 +85,15 @@ export class SqliteVectorSpace {
         hash,
       ) as { api_key_id: string } | undefined;
       if (!row) return false;
-      const id = BigInt(rowId);
-      this.st('DELETE FROM memories_vec WHERE memory_id = ?').run(id);
-      this.st('INSERT INTO memories_vec (memory_id, api_key_id, embedding) VALUES (?, ?, vec_bit(?))').run(
-        id,
+      // Delete then insert, so the row takes a new seq and cached copies pick it up.
+      this.st('DELETE FROM memories_bits WHERE memory_id = ?').run(rowId);
+      this.st('INSERT INTO memories_bits (memory_id, api_key_id, bits) VALUES (?, ?, ?)').run(
+        rowId,
         row.api_key_id,
         signBits(vector),
       );
       this.st('INSERT OR REPLACE INTO memories_vec_float (memory_id, embedding) VALUES (?, ?)').run(
-        id,
+        rowId,
         Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
       );
       this.st("UPDATE memories SET embedding_status = 'ready' WHERE id = ?").run(rowId);
