@@ -27,16 +27,23 @@ export function providerSettings(settings: MemorySettings): EmbeddingProviderSet
 }
 
 /** The store DATABASE_URL selects: Postgres when it is set, else SQLite under DATA_DIR. */
-export function openMemoryStore(dataDir: string, databaseUrl: string | undefined): MemoryStore {
+export function openMemoryStore(
+  dataDir: string,
+  databaseUrl: string | undefined,
+  vectorCacheMb?: number,
+): MemoryStore {
   return isPostgresUrl(databaseUrl)
     ? new PostgresMemoryStore(databaseUrl)
-    : new SqliteMemoryStore(sqlitePath(dataDir, 'memory'));
+    : new SqliteMemoryStore(
+        sqlitePath(dataDir, 'memory'),
+        vectorCacheMb === undefined ? {} : { vectorCacheBytes: vectorCacheMb * 1024 * 1024 },
+      );
 }
 
 export function createMemoryNamespace({ config, env, log }: NamespaceDependencies): NamespaceDefinition {
   const settings = loadMemorySettings(env);
   const memoryLog = log.child({ namespace: 'memory' });
-  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL);
+  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, settings.MEMORY_VECTOR_CACHE_MB);
   const embedder = new Embedder(providerSettings(settings), {
     threads: settings.MEMORY_EMBED_THREADS,
     queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,

@@ -17,6 +17,8 @@ const memoryEnv = z.object({
   MEMORY_QUERY_EMBED_TIMEOUT_MS: positiveInt.default(5_000),
   MEMORY_EMBED_RETRY_MS: positiveInt.default(30_000),
   MEMORY_PURGE_INTERVAL_MS: positiveInt.default(60_000),
+  // Per listener thread; SQLite store only (see sqlite-bit-index.ts).
+  MEMORY_VECTOR_CACHE_MB: positiveInt.default(256),
 });
 
 export type MemorySettings = z.output<typeof memoryEnv>;

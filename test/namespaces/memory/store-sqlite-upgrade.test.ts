@@ -1,6 +1,7 @@
 /**
  * A memory file written by the first schema version (float vectors in one vec0 table,
- * counts by COUNT(*)) opens under the current build with its vectors carried over.
+ * counts by COUNT(*)) opens under the current build with its vectors carried over,
+ * through version 2's vec0 sign bits and version 5's plain bit table.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -71,6 +72,23 @@ test('a version-1 memory file keeps its vectors and gets per-key counts', async 
         ['north star', 'south pole'],
       );
       assert.ok(hits[0]!.score! > 0.99);
+      // Version 5 moved the sign bits out of vec0 into the plain table, counted per key.
+      const look = openSqlite(file);
+      try {
+        assert.equal(
+          look.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").get(),
+          undefined,
+        );
+        assert.deepEqual(
+          look.prepare('SELECT api_key_id, n FROM memory_bit_counts ORDER BY api_key_id').all(),
+          [
+            { api_key_id: 'alice', n: 2 },
+            { api_key_id: 'bob', n: 1 },
+          ],
+        );
+      } finally {
+        look.close();
+      }
       // The cap reads the carried-over count: a cap of 2 evicts alice's oldest, not bob's.
       const written = await store.write(
         'alice',
