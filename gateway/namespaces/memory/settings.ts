@@ -18,7 +18,7 @@ const memoryEnv = z.object({
   MEMORY_EMBED_RETRY_MS: positiveInt.default(30_000),
   MEMORY_PURGE_INTERVAL_MS: positiveInt.default(60_000),
   // Per listener thread; SQLite store only (see sqlite-bit-index.ts).
-  MEMORY_VECTOR_CACHE_MB: positiveInt.default(256),
+  MEMORY_VECTOR_CACHE_MB: positiveInt.default(512),
 });
 
 export type MemorySettings = z.output<typeof memoryEnv>;

@@ -40,7 +40,7 @@ import {
   type WriteResult,
 } from './types.ts';
 
-export const DEFAULT_VECTOR_CACHE_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;
 
 /**
  * The embedded store: one SQLite file under DATA_DIR. Each gateway thread or process
