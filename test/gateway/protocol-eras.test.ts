@@ -1,125 +1,22 @@
 /**
  * Both protocol eras on one endpoint, over raw HTTP, on both engines: the 2026-07-28 wire
  * (server/discover, resultType, cache hints, routing headers and their cross-check, the
- * status/code table) next to the 2025 handshake era, which must stay as it was.
+ * status/code table). The 2025 era beside it is in protocol-eras-legacy.test.ts.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are probed field by field.
-  body: any;
-}
-
-const BASE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const PV = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': PV,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-test', version: '0' },
-};
-
-/** node:http sends header names as spelled, and a name given several values as several lines. */
-function post(
-  gw: TestGateway,
-  headers: Array<[string, string]>,
-  body: string,
-  path = '/event/mcp',
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const lines: Record<string, string[]> = {};
-    for (const [name, value] of headers) {
-      lines[name] ??= [];
-      lines[name].push(value);
-    }
-    const req = request(
-      { host: '127.0.0.1', port: gw.port, method: 'POST', path, headers: lines, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function base(gw: TestGateway): Array<[string, string]> {
-  return [...Object.entries(BASE), ['x-api-key', gw.apiKey]];
-}
-
-/** A modern request: the envelope in the body and the matching routing headers, with overrides. */
-function modern(
-  gw: TestGateway,
-  id: number | string,
-  method: string,
-  params: Record<string, unknown> = {},
-  headers: Record<string, string | null> = {},
-): Promise<Answer> {
-  const routing: Record<string, string | null> = {
-    'MCP-Protocol-Version': PV,
-    'Mcp-Method': method,
-    ...(typeof params.name === 'string' ? { 'Mcp-Name': params.name } : {}),
-    ...headers,
-  };
-  const sent = Object.entries(routing).filter((entry): entry is [string, string] => entry[1] !== null);
-  return post(
-    gw,
-    [...base(gw), ...sent],
-    JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: META, ...params } }),
-  );
-}
-
-function legacy(gw: TestGateway, message: unknown, headers: Array<[string, string]> = []): Promise<Answer> {
-  return post(gw, [...base(gw), ...headers], JSON.stringify(message));
-}
-
-function assertError(answer: Answer, status: number, code: number, id: unknown): void {
-  assert.equal(answer.status, status, answer.text);
-  assert.equal(answer.body?.error?.code, code, answer.text);
-  assert.equal(answer.body?.id, id, answer.text);
-  assert.equal(typeof answer.body?.error?.message, 'string');
-}
-
-/** Records the broker calls the tools make; a call to `slow` waits until its signal aborts. */
-function recordingBroker(): BrokerCalls & { calls: string[]; aborted: string[] } {
-  const calls: string[] = [];
-  const aborted: string[] = [];
-  return {
-    calls,
-    aborted,
-    call(method, _params, options) {
-      calls.push(method);
-      if (method === 'topics') {
-        return new Promise((_resolve, reject) => {
-          options.signal?.addEventListener('abort', () => {
-            aborted.push(method);
-            reject(Object.assign(new Error('cancelled'), { code: 'CANCELLED' }));
-          });
-        });
-      }
-      return Promise.reject(
-        Object.assign(new Error('The broker worker is unreachable.'), { code: 'WORKER_UNREACHABLE' }),
-      );
-    },
-  };
-}
+import {
+  assertError,
+  BASE,
+  base,
+  legacy,
+  META,
+  modern,
+  PV,
+  post,
+  recordingBroker,
+} from '../support/raw-mcp.ts';
 
 for (const engine of ['uws', 'node'] as const) {
   describe(`protocol eras on the ${engine} engine`, () => {
@@ -451,133 +348,6 @@ for (const engine of ['uws', 'node'] as const) {
         broker.calls.length = 0;
         broker.aborted.length = 0;
       });
-    });
-
-    describe('2025 era beside it', () => {
-      test('C14 initialize without a version header: the legacy result, no resultType', async () => {
-        const res = await legacy(gw, {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 't', version: '1' },
-          },
-        });
-        assert.equal(res.status, 200);
-        assert.equal(res.body.result.protocolVersion, '2025-11-25');
-        assert.equal(res.body.result.serverInfo.name, 'mcp-event-gateway-event');
-        assert.equal(res.body.result.resultType, undefined);
-      });
-
-      test('C15 tools/list with a 2025 header and an empty _meta stays legacy: no resultType or cache hints', async () => {
-        for (const params of [undefined, { _meta: {} }, { _meta: { progressToken: 1 } }]) {
-          const res = await legacy(gw, { jsonrpc: '2.0', id: 2, method: 'tools/list', params }, [
-            ['MCP-Protocol-Version', '2025-11-25'],
-          ]);
-          assert.equal(res.status, 200);
-          assert.deepEqual(Object.keys(res.body.result), ['tools']);
-        }
-      });
-
-      test('C16 initialize under a 2026-07-28 header: 400 -32020', async () => {
-        const res = await legacy(
-          gw,
-          {
-            jsonrpc: '2.0',
-            id: 3,
-            method: 'initialize',
-            params: {
-              protocolVersion: '2025-11-25',
-              capabilities: {},
-              clientInfo: { name: 't', version: '1' },
-            },
-          },
-          [['MCP-Protocol-Version', PV]],
-        );
-        assertError(res, 400, -32020, 3);
-      });
-
-      test('C17 initialize asking for 2026-07-28 is offered 2025-11-25', async () => {
-        const res = await legacy(gw, {
-          jsonrpc: '2.0',
-          id: 4,
-          method: 'initialize',
-          params: { protocolVersion: PV, capabilities: {}, clientInfo: { name: 't', version: '1' } },
-        });
-        assert.equal(res.status, 200);
-        assert.equal(res.body.result.protocolVersion, '2025-11-25');
-      });
-
-      test('C18 ping without the envelope: 200 {}', async () => {
-        const res = await legacy(gw, { jsonrpc: '2.0', id: 5, method: 'ping' });
-        assert.equal(res.status, 200);
-        assert.deepEqual(res.body.result, {});
-      });
-
-      test('Mcp-* headers on a legacy request are not read: the body decides', async () => {
-        const res = await legacy(
-          gw,
-          {
-            jsonrpc: '2.0',
-            id: 6,
-            method: 'tools/call',
-            params: { name: 'event_capabilities', arguments: {} },
-          },
-          [
-            ['Mcp-Method', 'tools/list'],
-            ['Mcp-Name', 'something-else'],
-          ],
-        );
-        assert.equal(res.status, 200, res.text);
-        assert.equal(res.body.result.structuredContent.worker.reachable, false);
-        assert.equal(res.body.result.resultType, undefined);
-      });
-
-      test('C20 GET and DELETE: 405 whatever the headers say', async () => {
-        for (const method of ['GET', 'DELETE']) {
-          const res = await fetch(`${gw.url}/event/mcp`, {
-            method,
-            headers: { 'x-api-key': gw.apiKey, 'MCP-Protocol-Version': PV },
-          });
-          assert.equal(res.status, 405);
-          assert.equal(res.headers.get('allow'), 'POST');
-        }
-      });
-    });
-
-    test('every mounted namespace answers both eras with the same tools', async () => {
-      assert.ok(gw.gateway.namespaces.length >= 1);
-      for (const ns of gw.gateway.namespaces) {
-        const path = `/${ns}/mcp`;
-        const discover = await post(
-          gw,
-          [...base(gw), ['MCP-Protocol-Version', PV], ['Mcp-Method', 'server/discover']],
-          JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } }),
-          path,
-        );
-        assert.equal(discover.status, 200, `${ns}: ${discover.text}`);
-        assert.equal(
-          discover.body.result._meta['io.modelcontextprotocol/serverInfo'].name,
-          `mcp-event-gateway-${ns}`,
-        );
-        const modernList = await post(
-          gw,
-          [...base(gw), ['MCP-Protocol-Version', PV], ['Mcp-Method', 'tools/list']],
-          JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: META } }),
-          path,
-        );
-        const legacyList = await post(
-          gw,
-          base(gw),
-          JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-          path,
-        );
-        assert.equal(modernList.body.result.resultType, 'complete', ns);
-        assert.deepEqual(modernList.body.result.tools, legacyList.body.result.tools, ns);
-        assert.ok(legacyList.body.result.tools.length > 0, ns);
-      }
     });
   });
 }
