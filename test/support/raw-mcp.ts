@@ -122,3 +122,55 @@ export function recordingBroker(): BrokerCalls & { calls: string[]; aborted: str
     },
   };
 }
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** node:http's client, because fetch normalises the paths these tests must send verbatim. */
+export function raw(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: gw.port, method, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+    else req.end();
+  });
+}
+
+export const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+export function rpc(
+  gw: TestGateway,
+  message: unknown,
+  headers: Record<string, string> = {},
+  key = gw.apiKey,
+) {
+  return raw(
+    gw,
+    'POST',
+    '/event/mcp',
+    { ...MCP_HEADERS, 'x-api-key': key, ...headers },
+    JSON.stringify(message),
+  );
+}
