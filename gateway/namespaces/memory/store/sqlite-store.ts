@@ -24,6 +24,7 @@ import { registerMemoryFunctions } from './sqlite-fts.ts';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
 import { sqliteSearch } from './sqlite-search.ts';
 import { SqliteVectorSpace } from './sqlite-vectors.ts';
+import { SqliteWriteGroup } from './sqlite-write-group.ts';
 import {
   type EmbeddingModelInfo,
   type MemoryFilter,
@@ -54,6 +55,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly vectors: SqliteVectorSpace;
   private readonly bitIndex: SqliteBitIndex;
   private readonly checkpointer: WalCheckpointer | null;
+  private readonly writes: SqliteWriteGroup;
 
   /** `vectorCacheBytes` bounds the in-memory copy of sign bits (see sqlite-bit-index.ts). */
   constructor(file: string, options: { vectorCacheBytes?: number } = {}) {
@@ -72,6 +74,7 @@ export class SqliteMemoryStore implements MemoryStore {
       () => this.bitIndex.clear(),
     );
     this.checkpointer = file === ':memory:' ? null : startWalCheckpointer(this.db, file);
+    this.writes = new SqliteWriteGroup(this.db);
   }
 
   private st(sql: string): Database.Statement<unknown[]> {
@@ -93,85 +96,88 @@ export class SqliteMemoryStore implements MemoryStore {
     return toRecord(this.st('SELECT * FROM memories WHERE id = ?').get(rowId) as MemoryRow);
   }
 
-  async write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
-    const run = this.db.transaction((): WriteResult => {
-      // Expired rows are gone for every purpose: they neither block a key nor count to the cap.
-      this.st('DELETE FROM memories WHERE api_key_id = ? AND expires_at IS NOT NULL AND expires_at <= ?').run(
-        apiKeyId,
-        now,
-      );
-      const metadata = JSON.stringify(sortedMetadata(input.metadata));
-      const tags = JSON.stringify(input.tags);
-      if (input.key !== null) {
-        const existing = this.st(
-          'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND key = ?',
-        ).get(apiKeyId, input.namespace, input.key) as MemoryRow | undefined;
-        if (existing) {
-          const same =
-            existing.content === input.content &&
-            existing.tags === tags &&
-            existing.metadata === metadata &&
-            Boolean(existing.pinned) === input.pinned &&
-            existing.expires_at === input.expiresAt;
-          if (same) return { memory: toRecord(existing), status: 'unchanged', evictedIds: [] };
-          const changed = existing.content_hash !== input.contentHash;
-          this.st(
-            `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
-               updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END WHERE id = ?`,
-          ).run(
-            input.content,
-            input.contentHash,
-            tags,
-            metadata,
-            input.pinned ? 1 : 0,
-            input.expiresAt,
-            now,
-            changed ? 1 : 0,
-            existing.id,
-          );
-          return { memory: this.byId(existing.id), status: 'updated', evictedIds: [] };
-        }
-      } else if (input.dedupe === 'exact') {
-        const twin = this.st(
-          'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND content_hash = ? ORDER BY id LIMIT 1',
-        ).get(apiKeyId, input.namespace, input.contentHash) as MemoryRow | undefined;
-        if (twin) {
-          const merged = unionTags(JSON.parse(twin.tags as string), input.tags);
-          if (
-            merged.length !== (JSON.parse(twin.tags as string) as string[]).length ||
-            (input.pinned && !twin.pinned)
-          ) {
-            this.st('UPDATE memories SET tags = ?, pinned = ?, updated_at = ? WHERE id = ?').run(
-              JSON.stringify(merged),
-              input.pinned || twin.pinned ? 1 : 0,
-              now,
-              twin.id,
-            );
-          }
-          return { memory: this.byId(twin.id), status: 'unchanged', evictedIds: [] };
-        }
+  /** Answers once the row is committed, together with the other writes of this turn. */
+  write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
+    return this.writes.run(() => this.writeNow(apiKeyId, input, maxPerKey, now));
+  }
+
+  /** Runs inside the write group's transaction. */
+  private writeNow(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): WriteResult {
+    // Expired rows are gone for every purpose: they neither block a key nor count to the cap.
+    this.st('DELETE FROM memories WHERE api_key_id = ? AND expires_at IS NOT NULL AND expires_at <= ?').run(
+      apiKeyId,
+      now,
+    );
+    const metadata = JSON.stringify(sortedMetadata(input.metadata));
+    const tags = JSON.stringify(input.tags);
+    if (input.key !== null) {
+      const existing = this.st(
+        'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND key = ?',
+      ).get(apiKeyId, input.namespace, input.key) as MemoryRow | undefined;
+      if (existing) {
+        const same =
+          existing.content === input.content &&
+          existing.tags === tags &&
+          existing.metadata === metadata &&
+          Boolean(existing.pinned) === input.pinned &&
+          existing.expires_at === input.expiresAt;
+        if (same) return { memory: toRecord(existing), status: 'unchanged', evictedIds: [] };
+        const changed = existing.content_hash !== input.contentHash;
+        this.st(
+          `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
+             updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END WHERE id = ?`,
+        ).run(
+          input.content,
+          input.contentHash,
+          tags,
+          metadata,
+          input.pinned ? 1 : 0,
+          input.expiresAt,
+          now,
+          changed ? 1 : 0,
+          existing.id,
+        );
+        return { memory: this.byId(existing.id), status: 'updated', evictedIds: [] };
       }
-      const evictedIds = this.makeRoom(apiKeyId, maxPerKey);
-      const inserted = this.st(
-        `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
-           expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        randomUUID(),
-        apiKeyId,
-        input.namespace,
-        input.key,
-        input.content,
-        input.contentHash,
-        tags,
-        metadata,
-        input.pinned ? 1 : 0,
-        input.expiresAt,
-        now,
-        now,
-      );
-      return { memory: this.byId(Number(inserted.lastInsertRowid)), status: 'created', evictedIds };
-    });
-    return run.immediate();
+    } else if (input.dedupe === 'exact') {
+      const twin = this.st(
+        'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND content_hash = ? ORDER BY id LIMIT 1',
+      ).get(apiKeyId, input.namespace, input.contentHash) as MemoryRow | undefined;
+      if (twin) {
+        const merged = unionTags(JSON.parse(twin.tags as string), input.tags);
+        if (
+          merged.length !== (JSON.parse(twin.tags as string) as string[]).length ||
+          (input.pinned && !twin.pinned)
+        ) {
+          this.st('UPDATE memories SET tags = ?, pinned = ?, updated_at = ? WHERE id = ?').run(
+            JSON.stringify(merged),
+            input.pinned || twin.pinned ? 1 : 0,
+            now,
+            twin.id,
+          );
+        }
+        return { memory: this.byId(twin.id), status: 'unchanged', evictedIds: [] };
+      }
+    }
+    const evictedIds = this.makeRoom(apiKeyId, maxPerKey);
+    const inserted = this.st(
+      `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
+         expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      randomUUID(),
+      apiKeyId,
+      input.namespace,
+      input.key,
+      input.content,
+      input.contentHash,
+      tags,
+      metadata,
+      input.pinned ? 1 : 0,
+      input.expiresAt,
+      now,
+      now,
+    );
+    return { memory: this.byId(Number(inserted.lastInsertRowid)), status: 'created', evictedIds };
   }
 
   /** Evicts the least recently written unpinned memories so one more fits under the cap. */
@@ -384,6 +390,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async close(): Promise<void> {
+    this.writes.flush();
     await this.checkpointer?.stop();
     this.db.close();
   }
