@@ -444,4 +444,32 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
       0,
     );
   });
+
+  test(`${name}: a batch of embeddings skips only the row whose content changed meanwhile`, async () => {
+    const store = getStore();
+    await store.adoptEmbeddingModel(MODEL);
+    const a = freshKey();
+    const texts = ['batch one', 'batch two', 'batch three', 'batch four'];
+    const ids = [];
+    for (const text of texts) ids.push((await store.write(a, input(text), MAX, t0)).memory.id);
+    const pending = (await store.pendingEmbeddings(10_000, 0)).filter((p) => p.content.startsWith('batch '));
+    assert.equal(pending.length, 4);
+    // Edited after the indexer read it: the vector in hand belongs to the old text.
+    await store.update(
+      a,
+      ids[1]!,
+      { content: { text: 'batch two, edited', hash: contentHash('batch two, edited') } },
+      t0,
+    );
+    const stored = await store.storeEmbeddings(
+      pending.map((p, i) => ({
+        rowId: p.rowId,
+        contentHash: p.contentHash,
+        vector: i === 3 ? null : unit(1, i, 0, 0),
+      })),
+    );
+    assert.equal(stored, 2);
+    const status = async (id: string) => (await store.get(a, id, t0))?.embeddingStatus;
+    assert.deepEqual(await Promise.all(ids.map(status)), ['ready', 'pending', 'ready', 'failed']);
+  });
 }

@@ -96,11 +96,13 @@ export class EmbeddingIndexer {
         !(await this.adopt({ model: this.embedder.model!.model, dimensions: first.length }))
       )
         return;
-      for (const [i, row] of batch.entries()) {
-        const vector = vectors[i];
-        if (vector) await this.store.setEmbedding(row.rowId, row.contentHash, vector);
-        else await this.store.markEmbeddingFailed(row.rowId, row.contentHash);
-      }
+      await this.store.storeEmbeddings(
+        batch.map((row, i) => ({
+          rowId: row.rowId,
+          contentHash: row.contentHash,
+          vector: vectors[i] ?? null,
+        })),
+      );
     }
   }
 

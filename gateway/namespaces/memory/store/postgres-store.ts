@@ -29,6 +29,7 @@ import {
   type MemoryStore,
   type Page,
   type PendingEmbedding,
+  type PendingOutcome,
   type SearchHit,
   type SearchRequest,
   type UpdatePatch,
@@ -367,6 +368,16 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
     return this.vectors.markFailed(rowId, hash);
+  }
+
+  async storeEmbeddings(outcomes: PendingOutcome[]): Promise<number> {
+    // Row by row: each is a round trip on a pooled connection, nothing blocks the request thread.
+    let stored = 0;
+    for (const { rowId, contentHash, vector } of outcomes) {
+      if (vector === null) await this.vectors.markFailed(rowId, contentHash);
+      else if (await this.vectors.set(rowId, contentHash, vector)) stored++;
+    }
+    return stored;
   }
 
   async purgeExpired(now: number): Promise<number> {

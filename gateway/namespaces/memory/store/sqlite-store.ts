@@ -34,6 +34,7 @@ import {
   type MemoryStore,
   type Page,
   type PendingEmbedding,
+  type PendingOutcome,
   type SearchHit,
   type SearchRequest,
   type UpdatePatch,
@@ -383,6 +384,20 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
     this.vectors.markFailed(rowId, hash);
+  }
+
+  async storeEmbeddings(outcomes: PendingOutcome[]): Promise<number> {
+    // One commit for the indexer's whole batch instead of one per row; each set() nests
+    // as a savepoint, so a row whose content changed meanwhile is skipped on its own.
+    const run = this.db.transaction(() => {
+      let stored = 0;
+      for (const { rowId, contentHash, vector } of outcomes) {
+        if (vector === null) this.vectors.markFailed(rowId, contentHash);
+        else if (this.vectors.set(rowId, contentHash, vector)) stored++;
+      }
+      return stored;
+    });
+    return run.immediate();
   }
 
   async purgeExpired(now: number): Promise<number> {

@@ -109,6 +109,13 @@ export interface PendingEmbedding {
   contentHash: string;
 }
 
+/** What embedding one pending row produced: its vector, or null when the provider refused the text. */
+export interface PendingOutcome {
+  rowId: number;
+  contentHash: string;
+  vector: Float32Array | null;
+}
+
 /** Thrown when every memory of a key is pinned and the cap is reached. */
 export class MemoryLimitError extends Error {
   constructor(readonly max: number) {
@@ -157,6 +164,11 @@ export interface MemoryStore {
   /** Stores a vector only if the content is still the one embedded; false when it changed. */
   setEmbedding(rowId: number, contentHash: string, vector: Float32Array): Promise<boolean>;
   markEmbeddingFailed(rowId: number, contentHash: string): Promise<void>;
+  /**
+   * A batch of setEmbedding / markEmbeddingFailed calls; rows whose content changed since
+   * they were read are skipped. Returns how many vectors were stored.
+   */
+  storeEmbeddings(outcomes: PendingOutcome[]): Promise<number>;
   /** Deletes rows whose expiry passed; returns how many. */
   purgeExpired(now: number): Promise<number>;
   close(): Promise<void>;
