@@ -26,6 +26,7 @@ const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL);
 const embedder = new Embedder(providerSettings(settings), {
   threads: settings.MEMORY_EMBED_THREADS,
   queryTimeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
+  nice: settings.MEMORY_EMBED_NICE,
 });
 try {
   // An HTTP model without EMBEDDINGS_DIMENSIONS reveals its width on the first call.

@@ -47,6 +47,7 @@ export function createMemoryNamespace({ config, env, log }: NamespaceDependencie
   const embedder = new Embedder(providerSettings(settings), {
     threads: settings.MEMORY_EMBED_THREADS,
     queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,
+    nice: settings.MEMORY_EMBED_NICE,
   });
   const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
     batchSize: 16,

@@ -13,6 +13,7 @@ const memoryEnv = z.object({
   MEMORY_MAX_CONTENT_CHARS: z.coerce.number().int().min(100).max(100_000).default(8000),
   MEMORY_MIN_SCORE: z.coerce.number().min(0).max(1).optional(),
   MEMORY_EMBED_THREADS: z.coerce.number().int().min(1).max(16).default(1),
+  MEMORY_EMBED_NICE: z.coerce.number().int().min(0).max(19).default(10),
   MEMORY_EMBED_TIMEOUT_MS: positiveInt.default(10_000),
   MEMORY_QUERY_EMBED_TIMEOUT_MS: positiveInt.default(5_000),
   MEMORY_EMBED_RETRY_MS: positiveInt.default(30_000),

@@ -3,7 +3,13 @@
  * inference is 10–20 ms of CPU per text, and an HTTP provider's JSON is parsed here too.
  */
 import { createRequire } from 'node:module';
+import { workerData } from 'node:worker_threads';
+import { niceThisThread } from './thread-priority.ts';
 import type { EmbeddingProviderSettings, EmbedResult, EmbedTask } from './types.ts';
+
+// Once per pool thread, as piscina loads this file: inference yields the CPU to the
+// request thread on a busy machine and still takes every idle cycle (MEMORY_EMBED_NICE).
+niceThisThread((workerData as { nice?: number } | null)?.nice ?? 0);
 
 interface LocalModel {
   embed(texts: string[]): Promise<number[][]>;

@@ -21,7 +21,7 @@ export class Embedder {
 
   constructor(
     readonly settings: EmbeddingProviderSettings,
-    options: { threads: number; queryTimeoutMs: number },
+    options: { threads: number; queryTimeoutMs: number; nice?: number },
   ) {
     this.queryTimeoutMs = options.queryTimeoutMs;
     this.pool =
@@ -33,6 +33,7 @@ export class Embedder {
             maxThreads: options.threads,
             // The local model costs ~100 MB per thread: let idle threads go.
             idleTimeout: 120_000,
+            workerData: { nice: options.nice ?? 0 },
           });
     this.learnedModel =
       settings.provider === 'local'
