@@ -58,7 +58,8 @@ interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }
-type WasmModule = {};
+/** A compiled module is only handed back to Instance, never looked into. */
+type WasmModule = { readonly __compiledWasm: unique symbol };
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => WasmModule;
   Memory: new (descriptor: { initial: number }) => WasmMemory;
