@@ -5,27 +5,13 @@
  */
 import Database from 'better-sqlite3';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
-import { contentHash, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
 import { registerMemoryFunctions } from '../gateway/namespaces/memory/store/sqlite-fts.ts';
-import type { MemoryStore, SearchRequest, WriteInput } from '../gateway/namespaces/memory/store/types.ts';
+import type { MemoryStore, SearchRequest } from '../gateway/namespaces/memory/store/types.ts';
 import { seeded } from './memory-data.ts';
 import type { VectorSet } from './memory-vectors.ts';
 
 export const NO_CAP = 10_000_000;
-
-export function writeInput(content: string): WriteInput {
-  return {
-    content,
-    contentHash: contentHash(content),
-    tags: [],
-    metadata: {},
-    namespace: 'default',
-    key: null,
-    expiresAt: null,
-    pinned: false,
-    dedupe: 'exact',
-  };
-}
 
 /** Owner key and corpus row of every memory id written. */
 export class Ledger {
@@ -106,7 +92,7 @@ export async function fillKey(
   let started = performance.now();
   for (let row = from; row < to; row++) {
     const text = texts[row]!;
-    const { memory } = await store.write(key, writeInput(text), NO_CAP, Date.now());
+    const { memory } = await store.write(key, plainWrite(text), NO_CAP, Date.now());
     ledger.add(memory.id, key, row);
     byHash.set(contentHash(text), row);
   }

@@ -7,6 +7,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { plainWrite } from '../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../gateway/namespaces/memory/store/sqlite-store.ts';
 import type { SearchMode } from '../gateway/namespaces/memory/store/types.ts';
 import {
@@ -16,7 +17,6 @@ import {
   fillKey,
   type Ledger,
   searchRequest,
-  writeInput,
 } from './memory-fixtures.ts';
 import type { VectorSet } from './memory-vectors.ts';
 import { percentile } from './stats.ts';
@@ -43,10 +43,10 @@ export async function benchInserts(
     const { writeMs, embedMs } = await fillKey(store, 'insert-key', texts, 0, rows, vectors, ledger);
     // Steady state at the default cap of 1000: every write also evicts the oldest memory.
     const capped = 'capped-key';
-    for (let row = 0; row < 1000; row++) await store.write(capped, writeInput(texts[row]!), 1000, Date.now());
+    for (let row = 0; row < 1000; row++) await store.write(capped, plainWrite(texts[row]!), 1000, Date.now());
     const started = performance.now();
     for (let row = 1000; row < 1000 + rows; row++) {
-      await store.write(capped, writeInput(texts[row % texts.length]!), 1000, Date.now());
+      await store.write(capped, plainWrite(texts[row % texts.length]!), 1000, Date.now());
     }
     const cappedMs = performance.now() - started;
     return {

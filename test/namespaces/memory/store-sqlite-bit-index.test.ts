@@ -9,10 +9,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { contentHash, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteBitIndex } from '../../../gateway/namespaces/memory/store/sqlite-bit-index.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
-import type { SearchRequest, WriteInput } from '../../../gateway/namespaces/memory/store/types.ts';
+import type { SearchRequest } from '../../../gateway/namespaces/memory/store/types.ts';
 import { openSqlite } from '../../../gateway/store/index.ts';
 
 const DIMS = 64;
@@ -32,20 +32,6 @@ function randomUnit(): Float32Array {
   const v = Float32Array.from({ length: DIMS }, () => random() * 2 - 1);
   const norm = Math.hypot(...v);
   return v.map((x) => x / norm);
-}
-
-function input(content: string): WriteInput {
-  return {
-    content,
-    contentHash: contentHash(content),
-    tags: [],
-    metadata: {},
-    namespace: 'default',
-    key: null,
-    expiresAt: null,
-    pinned: false,
-    dedupe: 'exact',
-  };
 }
 
 function vectorSearch(vector: Float32Array): SearchRequest {
@@ -75,7 +61,7 @@ describe('sign-bit cache shared by connections to one SQLite file', () => {
       const content = `${key} memory ${vectors.size}`;
       const v = vector();
       vectors.set(content, v);
-      const { memory } = await writer.write(key, input(content), MAX, Date.now());
+      const { memory } = await writer.write(key, plainWrite(content), MAX, Date.now());
       ids.push(memory.id);
     }
     for (const row of await writer.pendingEmbeddings(100_000, 0)) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as sqliteVec from 'sqlite-vec';
-import { contentHash, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SQLITE_MIGRATIONS } from '../../../gateway/namespaces/memory/store/sqlite-schema.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
 import { openSqlite, runSqliteMigrations } from '../../../gateway/store/index.ts';
@@ -90,22 +90,7 @@ test('a version-1 memory file keeps its vectors and gets per-key counts', async 
         look.close();
       }
       // The cap reads the carried-over count: a cap of 2 evicts alice's oldest, not bob's.
-      const written = await store.write(
-        'alice',
-        {
-          content: 'east gate',
-          contentHash: contentHash('east gate'),
-          tags: [],
-          metadata: {},
-          namespace: 'default',
-          key: null,
-          expiresAt: null,
-          pinned: false,
-          dedupe: 'exact',
-        },
-        2,
-        3,
-      );
+      const written = await store.write('alice', plainWrite('east gate'), 2, 3);
       assert.deepEqual(written.evictedIds, ['00000000-0000-4000-8000-000000000001']);
       assert.equal((await store.stats('bob', 3)).count, 1);
     } finally {

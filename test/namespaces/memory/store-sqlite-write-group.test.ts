@@ -9,24 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { contentHash } from '../../../gateway/namespaces/memory/store/common.ts';
+import { plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
-import { MemoryLimitError, type WriteInput } from '../../../gateway/namespaces/memory/store/types.ts';
-
-function input(content: string, extra: Partial<WriteInput> = {}): WriteInput {
-  return {
-    content,
-    contentHash: contentHash(content),
-    tags: [],
-    metadata: {},
-    namespace: 'default',
-    key: null,
-    expiresAt: null,
-    pinned: false,
-    dedupe: 'exact',
-    ...extra,
-  };
-}
+import { MemoryLimitError } from '../../../gateway/namespaces/memory/store/types.ts';
 
 describe('SQLite memory writes of one turn share a commit', () => {
   let dir: string;
@@ -45,10 +30,10 @@ describe('SQLite memory writes of one turn share a commit', () => {
 
   test('a write refused by the cap fails alone; the rest of its group is stored', async () => {
     const results = await Promise.allSettled([
-      store.write('capped', input('pinned one', { pinned: true }), 2, now),
-      store.write('capped', input('pinned two', { pinned: true }), 2, now),
-      store.write('capped', input('no room left', { pinned: true }), 2, now),
-      store.write('other', input('another key is unaffected'), 2, now),
+      store.write('capped', plainWrite('pinned one', { pinned: true }), 2, now),
+      store.write('capped', plainWrite('pinned two', { pinned: true }), 2, now),
+      store.write('capped', plainWrite('no room left', { pinned: true }), 2, now),
+      store.write('other', plainWrite('another key is unaffected'), 2, now),
     ]);
     assert.deepEqual(
       results.map((r) => r.status),
@@ -61,10 +46,10 @@ describe('SQLite memory writes of one turn share a commit', () => {
 
   test('a later write of the group sees an earlier one (dedup and upsert)', async () => {
     const [first, twin, keyed, rekeyed] = await Promise.all([
-      store.write('dedup', input('same text'), 100, now),
-      store.write('dedup', input('same text'), 100, now),
-      store.write('dedup', input('version 1', { key: 'k' }), 100, now),
-      store.write('dedup', input('version 2', { key: 'k' }), 100, now),
+      store.write('dedup', plainWrite('same text'), 100, now),
+      store.write('dedup', plainWrite('same text'), 100, now),
+      store.write('dedup', plainWrite('version 1', { key: 'k' }), 100, now),
+      store.write('dedup', plainWrite('version 2', { key: 'k' }), 100, now),
     ]);
     assert.equal(first.status, 'created');
     assert.equal(twin.status, 'unchanged');
@@ -76,7 +61,7 @@ describe('SQLite memory writes of one turn share a commit', () => {
 
   test('answered writes are committed: another connection reads them', async () => {
     const written = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => store.write('seen', input(`row ${i}`), 100, now)),
+      Array.from({ length: 20 }, (_, i) => store.write('seen', plainWrite(`row ${i}`), 100, now)),
     );
     const other = new Database(file, { readonly: true });
     try {
@@ -92,8 +77,8 @@ describe('SQLite memory writes of one turn share a commit', () => {
   test('writes still queued when the store closes are committed, not dropped', async () => {
     const closing = new SqliteMemoryStore(join(dir, 'closing.sqlite'));
     const pending = [
-      closing.write('late', input('queued a'), 100, now),
-      closing.write('late', input('queued b'), 100, now),
+      closing.write('late', plainWrite('queued a'), 100, now),
+      closing.write('late', plainWrite('queued b'), 100, now),
     ];
     await closing.close();
     const results = await Promise.all(pending);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { contentHash, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
 import {
   MemoryLimitError,
   type MemoryStore,
@@ -18,21 +18,6 @@ const MODEL = { model: 'test-axes', dimensions: DIMS };
 
 function freshKey(): string {
   return `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-}
-
-function input(content: string, extra: Partial<WriteInput> = {}): WriteInput {
-  return {
-    content,
-    contentHash: contentHash(content),
-    tags: [],
-    metadata: {},
-    namespace: 'default',
-    key: null,
-    expiresAt: null,
-    pinned: false,
-    dedupe: 'exact',
-    ...extra,
-  };
 }
 
 function unit(...values: number[]): Float32Array {
@@ -76,7 +61,7 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     const [a, b] = [freshKey(), freshKey()];
     const written = await store.write(
       a,
-      input('The deploy runs on Fridays', { tags: ['ops'], metadata: { team: 'infra' } }),
+      plainWrite('The deploy runs on Fridays', { tags: ['ops'], metadata: { team: 'infra' } }),
       MAX,
       t0,
     );
@@ -103,12 +88,12 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   test(`${name}: upsert by key within a key and namespace`, async () => {
     const store = getStore();
     const a = freshKey();
-    const first = await store.write(a, input('editor: vim', { key: 'editor' }), MAX, t0);
-    const again = await store.write(a, input('editor: vim', { key: 'editor' }), MAX, t0 + 1);
+    const first = await store.write(a, plainWrite('editor: vim', { key: 'editor' }), MAX, t0);
+    const again = await store.write(a, plainWrite('editor: vim', { key: 'editor' }), MAX, t0 + 1);
     assert.equal(again.status, 'unchanged');
     const changed = await store.write(
       a,
-      input('editor: helix', { key: 'editor', tags: ['pref'] }),
+      plainWrite('editor: helix', { key: 'editor', tags: ['pref'] }),
       MAX,
       t0 + 2,
     );
@@ -117,11 +102,16 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     assert.equal(changed.memory.content, 'editor: helix');
     assert.deepEqual(changed.memory.tags, ['pref']);
     assert.equal(changed.memory.updatedAt, t0 + 2);
-    const other = await store.write(a, input('editor: emacs', { key: 'editor', namespace: 'work' }), MAX, t0);
+    const other = await store.write(
+      a,
+      plainWrite('editor: emacs', { key: 'editor', namespace: 'work' }),
+      MAX,
+      t0,
+    );
     assert.equal(other.status, 'created');
     assert.notEqual(other.memory.id, first.memory.id);
     // The same key name under another api key is another memory.
-    const foreign = await store.write(freshKey(), input('editor: nano', { key: 'editor' }), MAX, t0);
+    const foreign = await store.write(freshKey(), plainWrite('editor: nano', { key: 'editor' }), MAX, t0);
     assert.equal(foreign.status, 'created');
     assert.equal((await store.get(a, first.memory.id, t0))?.content, 'editor: helix');
   });
@@ -129,18 +119,23 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   test(`${name}: exact-content dedup merges tags; other namespaces and dedupe none store anew`, async () => {
     const store = getStore();
     const a = freshKey();
-    const first = await store.write(a, input('User prefers dark mode', { tags: ['ui'] }), MAX, t0);
-    const twin = await store.write(a, input('  User   prefers dark mode ', { tags: ['pref'] }), MAX, t0 + 5);
+    const first = await store.write(a, plainWrite('User prefers dark mode', { tags: ['ui'] }), MAX, t0);
+    const twin = await store.write(
+      a,
+      plainWrite('  User   prefers dark mode ', { tags: ['pref'] }),
+      MAX,
+      t0 + 5,
+    );
     assert.equal(twin.status, 'unchanged');
     assert.equal(twin.memory.id, first.memory.id);
     assert.deepEqual(twin.memory.tags, ['ui', 'pref']);
-    assert.equal((await store.write(a, input('user prefers dark mode'), MAX, t0)).status, 'created');
+    assert.equal((await store.write(a, plainWrite('user prefers dark mode'), MAX, t0)).status, 'created');
     assert.equal(
-      (await store.write(a, input('User prefers dark mode', { namespace: 'x' }), MAX, t0)).status,
+      (await store.write(a, plainWrite('User prefers dark mode', { namespace: 'x' }), MAX, t0)).status,
       'created',
     );
     assert.equal(
-      (await store.write(a, input('User prefers dark mode', { dedupe: 'none' }), MAX, t0)).status,
+      (await store.write(a, plainWrite('User prefers dark mode', { dedupe: 'none' }), MAX, t0)).status,
       'created',
     );
     assert.equal((await store.stats(a, t0)).count, 4);
@@ -149,19 +144,19 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   test(`${name}: the cap evicts the least recently written unpinned memories and says which`, async () => {
     const store = getStore();
     const a = freshKey();
-    const pinned = await store.write(a, input('pinned fact', { pinned: true }), 3, t0);
-    const m1 = await store.write(a, input('one'), 3, t0 + 1);
-    const m2 = await store.write(a, input('two'), 3, t0 + 2);
-    const m3 = await store.write(a, input('three'), 3, t0 + 3);
+    const pinned = await store.write(a, plainWrite('pinned fact', { pinned: true }), 3, t0);
+    const m1 = await store.write(a, plainWrite('one'), 3, t0 + 1);
+    const m2 = await store.write(a, plainWrite('two'), 3, t0 + 2);
+    const m3 = await store.write(a, plainWrite('three'), 3, t0 + 3);
     assert.deepEqual(m3.evictedIds, [m1.memory.id]);
     assert.equal(await store.get(a, m1.memory.id, t0 + 3), null);
     assert.ok(await store.get(a, pinned.memory.id, t0 + 3));
     // Another key's writes never evict this key's memories.
-    for (let i = 0; i < 4; i++) await store.write(freshKey(), input(`other ${i}`), 3, t0 + 4);
+    for (let i = 0; i < 4; i++) await store.write(freshKey(), plainWrite(`other ${i}`), 3, t0 + 4);
     assert.equal((await store.stats(a, t0 + 4)).count, 3);
     await store.update(a, m2.memory.id, { pinned: true }, t0 + 5);
     await store.update(a, m3.memory.id, { pinned: true }, t0 + 6);
-    await assert.rejects(store.write(a, input('four'), 3, t0 + 7), (error: unknown) => {
+    await assert.rejects(store.write(a, plainWrite('four'), 3, t0 + 7), (error: unknown) => {
       assert.ok(error instanceof MemoryLimitError);
       assert.equal(error.message, 'memory limit reached (3); delete or unpin memories first');
       return true;
@@ -172,8 +167,13 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   test(`${name}: expired memories are invisible at once and purged later`, async () => {
     const store = getStore();
     const a = freshKey();
-    const short = await store.write(a, input('temporary door code 4711', { expiresAt: t0 + 1000 }), MAX, t0);
-    const kept = await store.write(a, input('permanent door code note'), MAX, t0);
+    const short = await store.write(
+      a,
+      plainWrite('temporary door code 4711', { expiresAt: t0 + 1000 }),
+      MAX,
+      t0,
+    );
+    const kept = await store.write(a, plainWrite('permanent door code note'), MAX, t0);
     assert.ok(await store.get(a, short.memory.id, t0 + 999));
     const later = t0 + 1000;
     assert.equal(await store.get(a, short.memory.id, later), null);
@@ -192,7 +192,7 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     const store = getStore();
     const a = freshKey();
     const w = async (content: string, at: number, extra: Partial<WriteInput> = {}) =>
-      (await store.write(a, input(content, extra), MAX, at)).memory;
+      (await store.write(a, plainWrite(content, extra), MAX, at)).memory;
     const m1 = await w('alpha', t0 + 1, { tags: ['x', 'y'], metadata: { project: 'p1' } });
     const m2 = await w('beta', t0 + 2, { tags: ['x'], metadata: { project: 'p2' } });
     const m3 = await w('gamma', t0 + 3, { tags: ['y'], pinned: true, namespace: 'n2' });
@@ -230,8 +230,9 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   test(`${name}: update merges metadata, replaces tags, re-embeds changed content`, async () => {
     const store = getStore();
     const a = freshKey();
-    const m = (await store.write(a, input('v1 text', { metadata: { a: '1', b: '2' }, tags: ['t'] }), MAX, t0))
-      .memory;
+    const m = (
+      await store.write(a, plainWrite('v1 text', { metadata: { a: '1', b: '2' }, tags: ['t'] }), MAX, t0)
+    ).memory;
     await store.adoptEmbeddingModel(MODEL);
     await embedAll(store, new Map([['v1 text', unit(1, 0, 0, 0)]]));
     assert.equal((await store.get(a, m.id, t0))?.embeddingStatus, 'ready');
@@ -256,7 +257,7 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     const store = getStore();
     const a = freshKey();
     const w = async (content: string, extra: Partial<WriteInput> = {}) =>
-      (await store.write(a, input(content, extra), MAX, t0)).memory;
+      (await store.write(a, plainWrite(content, extra), MAX, t0)).memory;
     const m1 = await w('one', { tags: ['old'] });
     const m2 = await w('two', { tags: ['old'], pinned: true });
     const m3 = await w('three');
@@ -289,7 +290,7 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     const store = getStore();
     const a = freshKey();
     const big = 'x'.repeat(3000);
-    for (let i = 0; i < 5; i++) await store.write(a, input(`${i} ${big}`), MAX, t0 + i);
+    for (let i = 0; i < 5; i++) await store.write(a, plainWrite(`${i} ${big}`), MAX, t0 + i);
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
@@ -314,8 +315,8 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   test(`${name}: stats count per namespace, pinned, pending and failed embeddings`, async () => {
     const store = getStore();
     const a = freshKey();
-    await store.write(a, input('s1', { pinned: true }), MAX, t0 + 1);
-    await store.write(a, input('s2', { namespace: 'work' }), MAX, t0 + 2);
+    await store.write(a, plainWrite('s1', { pinned: true }), MAX, t0 + 1);
+    await store.write(a, plainWrite('s2', { namespace: 'work' }), MAX, t0 + 2);
     const pending = await store.pendingEmbeddings(1000, 0);
     const s2 = pending.find((p) => p.content === 's2')!;
     await store.markEmbeddingFailed(s2.rowId, s2.contentHash);
@@ -343,9 +344,9 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     ];
     const ids: string[] = [];
     for (const [content, , extra] of docs)
-      ids.push((await store.write(a, input(content, extra), MAX, t0)).memory.id);
+      ids.push((await store.write(a, plainWrite(content, extra), MAX, t0)).memory.id);
     // The same text under another key must never appear in a's results.
-    await store.write(b, input(docs[0]![0]), MAX, t0);
+    await store.write(b, plainWrite(docs[0]![0]), MAX, t0);
     await embedAll(store, new Map(docs.map(([content, vector]) => [content, vector])));
     const q = unit(1, 0.1, 0, 0);
     const hybrid = await store.search(a, searchOf('migration error', { vector: q, minScore: 0.5 }), t0);
@@ -402,10 +403,10 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     const store = getStore();
     // Quotes, hyphens and underscores in a key id must not break or widen the keyword arm.
     const [a, b] = [`${freshKey()}-x"y`, `${freshKey()}-x"y`];
-    const deploy = (await store.write(a, input('the deploy runs on Fridays'), MAX, t0)).memory.id;
-    const who = (await store.write(a, input('The Who played here'), MAX, t0)).memory.id;
-    await store.write(a, input('it is what it is'), MAX, t0);
-    await store.write(b, input('the deploy runs on Mondays'), MAX, t0);
+    const deploy = (await store.write(a, plainWrite('the deploy runs on Fridays'), MAX, t0)).memory.id;
+    const who = (await store.write(a, plainWrite('The Who played here'), MAX, t0)).memory.id;
+    await store.write(a, plainWrite('it is what it is'), MAX, t0);
+    await store.write(b, plainWrite('the deploy runs on Mondays'), MAX, t0);
     assert.deepEqual(searchTerms('What is the deploy day?'), ['deploy', 'day']);
     const found = await store.search(a, searchOf('when is the deploy', { mode: 'keyword' }), t0);
     assert.deepEqual(
@@ -426,7 +427,7 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     assert.equal(await store.adoptEmbeddingModel(MODEL), true);
     assert.equal(await store.adoptEmbeddingModel({ model: 'other', dimensions: 8 }), false);
     const a = freshKey();
-    const m = (await store.write(a, input('stale vector check'), MAX, t0)).memory;
+    const m = (await store.write(a, plainWrite('stale vector check'), MAX, t0)).memory;
     const pending = (await store.pendingEmbeddings(10_000, 0)).find(
       (p) => p.content === 'stale vector check',
     )!;
@@ -451,7 +452,7 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
     const a = freshKey();
     const texts = ['batch one', 'batch two', 'batch three', 'batch four'];
     const ids = [];
-    for (const text of texts) ids.push((await store.write(a, input(text), MAX, t0)).memory.id);
+    for (const text of texts) ids.push((await store.write(a, plainWrite(text), MAX, t0)).memory.id);
     const pending = (await store.pendingEmbeddings(10_000, 0)).filter((p) => p.content.startsWith('batch '));
     assert.equal(pending.length, 4);
     // Edited after the indexer read it: the vector in hand belongs to the old text.

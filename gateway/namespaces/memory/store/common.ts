@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EmbeddingStatus, MemoryRecord } from './types.ts';
+import type { EmbeddingStatus, MemoryRecord, WriteInput } from './types.ts';
 
 /**
  * The form two writes must share to count as the same memory: Unicode NFC, surrounding
@@ -8,6 +8,25 @@ import type { EmbeddingStatus, MemoryRecord } from './types.ts';
 export function contentHash(content: string): string {
   const normalised = content.normalize('NFC').trim().replace(/\s+/gu, ' ');
   return createHash('sha256').update(normalised).digest('hex');
+}
+
+/**
+ * `content` written as memory_write stores it when the caller gives nothing else: no tags
+ * or metadata, namespace "default", no upsert key, no expiry, not pinned, exact dedup.
+ */
+export function plainWrite(content: string, extra: Partial<WriteInput> = {}): WriteInput {
+  return {
+    content,
+    contentHash: contentHash(content),
+    tags: [],
+    metadata: {},
+    namespace: 'default',
+    key: null,
+    expiresAt: null,
+    pinned: false,
+    dedupe: 'exact',
+    ...extra,
+  };
 }
 
 /**
