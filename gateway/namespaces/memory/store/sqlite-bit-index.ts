@@ -69,6 +69,8 @@ class KeyBits {
  */
 export class SqliteBitIndex {
   private readonly keys = new Map<string, KeyBits>();
+  /** Bytes of every key held, kept as keys come and go (searches need not sum them). */
+  private held = 0;
   private readonly syncKey: (apiKeyId: string, held: KeyBits | undefined) => KeyBits;
 
   constructor(
@@ -114,9 +116,14 @@ export class SqliteBitIndex {
    */
   candidates(apiKeyId: string, query: Uint8Array, count: number): number[] {
     const held = this.keys.get(apiKeyId);
-    this.keys.delete(apiKeyId);
+    if (held) {
+      // Out and back in: a Map iterates in insertion order, so the first key is the stalest.
+      this.keys.delete(apiKeyId);
+      this.held -= held.bytes;
+    }
     const bits = this.syncKey(apiKeyId, held);
     this.keys.set(apiKeyId, bits);
+    this.held += bits.bytes;
     this.trim(apiKeyId);
     if (!bits.arena || bits.live === 0) return [];
     const extra = Math.max(0, bits.live - bits.committed);
@@ -146,16 +153,15 @@ export class SqliteBitIndex {
   /** Forget every cached key (after the vector tables were emptied for a re-embed). */
   clear(): void {
     this.keys.clear();
+    this.held = 0;
   }
 
   private trim(keep: string): void {
-    let total = 0;
-    for (const bits of this.keys.values()) total += bits.bytes;
     for (const [apiKeyId, bits] of this.keys) {
-      if (total <= this.budgetBytes) break;
+      if (this.held <= this.budgetBytes) break;
       if (apiKeyId === keep) continue;
       this.keys.delete(apiKeyId);
-      total -= bits.bytes;
+      this.held -= bits.bytes;
     }
   }
 }
