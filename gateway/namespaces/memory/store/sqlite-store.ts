@@ -387,17 +387,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async storeEmbeddings(outcomes: PendingOutcome[]): Promise<number> {
-    // One commit for the indexer's whole batch instead of one per row; each set() nests
-    // as a savepoint, so a row whose content changed meanwhile is skipped on its own.
-    const run = this.db.transaction(() => {
-      let stored = 0;
-      for (const { rowId, contentHash, vector } of outcomes) {
-        if (vector === null) this.vectors.markFailed(rowId, contentHash);
-        else if (this.vectors.set(rowId, contentHash, vector)) stored++;
-      }
-      return stored;
-    });
-    return run.immediate();
+    return this.vectors.storeBatch(outcomes);
   }
 
   async purgeExpired(now: number): Promise<number> {

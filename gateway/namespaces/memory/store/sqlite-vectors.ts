@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
 import { sameJson } from './common.ts';
 import { CLEAR_VECTORS_SQL, signBits, VECTOR_TABLES_SQL } from './sqlite-schema.ts';
-import type { EmbeddingModelInfo, PendingEmbedding } from './types.ts';
+import type { EmbeddingModelInfo, PendingEmbedding, PendingOutcome } from './types.ts';
 
 const MODEL_SETTING = 'embedding_model';
 
@@ -98,6 +98,22 @@ export class SqliteVectorSpace {
       );
       this.st("UPDATE memories SET embedding_status = 'ready' WHERE id = ?").run(rowId);
       return true;
+    });
+    return run.immediate();
+  }
+
+  /**
+   * One commit for the indexer's whole batch instead of one per row; each set() nests as a
+   * savepoint, so a row whose content changed meanwhile is skipped on its own.
+   */
+  storeBatch(outcomes: PendingOutcome[]): number {
+    const run = this.db.transaction(() => {
+      let stored = 0;
+      for (const { rowId, contentHash, vector } of outcomes) {
+        if (vector === null) this.markFailed(rowId, contentHash);
+        else if (this.set(rowId, contentHash, vector)) stored++;
+      }
+      return stored;
     });
     return run.immediate();
   }
