@@ -194,4 +194,27 @@ describe('memory shared by listener threads and a second process on one DATA_DIR
     assert.ok(found.hits.length > 0);
     assert.ok(found.hits.every((h: Json) => mine.some((m) => m.id === h.id)));
   });
+
+  test('a vector search on any thread of either process sees what the other process just wrote and deleted', async () => {
+    const query = 'the grey heron nests beside the north pond';
+    // Searches first, so listener threads of both processes hold alice's bits in memory.
+    for (let i = 0; i < 8; i++) await ok(alice, 'memory_search', { query, mode: 'vector' });
+    const written = await ok(alice, 'memory_write', { content: query }, single);
+    for (let i = 0; i < 400; i++) {
+      if ((await ok(alice, 'memory_stats', {}, single)).pending_embeddings === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // Several calls to the threaded process: each connection may land on another thread.
+    for (const via of [threaded, threaded, threaded, threaded, single]) {
+      const found = await ok(alice, 'memory_search', { query, mode: 'vector', limit: 3 }, via);
+      assert.equal(found.hits[0]?.id, written.id, JSON.stringify(found.hits));
+    }
+    await ok(alice, 'memory_delete', { id: written.id }, single);
+    for (const via of [threaded, threaded, threaded, threaded, single]) {
+      const found = await ok(alice, 'memory_search', { query, mode: 'vector', limit: 10, min_score: 0 }, via);
+      // With no score floor the arm still answers, with alice's other memories.
+      assert.equal(found.hits.length, 10);
+      assert.ok(!found.hits.some((h: Json) => h.id === written.id), 'a deleted memory was found');
+    }
+  });
 });
