@@ -4,28 +4,17 @@
  * content negotiation, CORS and text encoding are in http-edges.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { MCP_HEADERS, raw, recordingBroker, rpc } from '../support/raw-mcp.ts';
+import { describe, test } from 'node:test';
+import type { TestGateway } from '../support/gateway.ts';
+import { CONTRACT_ENV, gatewayForBlock, MCP_HEADERS, raw, recordingBroker, rpc } from '../support/raw-mcp.ts';
 
 for (const engine of ['uws', 'node'] as const) {
   describe(`HTTP contract on the ${engine} engine`, () => {
     let gw: TestGateway;
     const broker = recordingBroker();
-
-    before(async () => {
-      gw = await startTestGateway({
-        engine,
-        broker,
-        env: {
-          MCP_ALLOWED_ORIGINS: 'https://allowed.example',
-          MCP_MAX_BODY_BYTES: '4096',
-          API_KEY_CACHE_TTL_MS: '0',
-        },
-      });
-      assert.equal(gw.gateway.engine, engine);
+    gatewayForBlock({ engine, broker, env: CONTRACT_ENV }, (started) => {
+      gw = started;
     });
-    after(() => gw.close());
 
     test('GET /healthz answers liveness only, without a key', async () => {
       const res = await raw(gw, 'GET', '/healthz');

@@ -4,28 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { MCP_HEADERS, raw, recordingBroker, rpc } from '../support/raw-mcp.ts';
+import { CONTRACT_ENV, gatewayForBlock, MCP_HEADERS, raw, recordingBroker, rpc } from '../support/raw-mcp.ts';
 
 for (const engine of ['uws', 'node'] as const) {
   describe(`HTTP edges on the ${engine} engine`, () => {
     let gw: TestGateway;
-    const broker = recordingBroker();
-
-    before(async () => {
-      gw = await startTestGateway({
-        engine,
-        broker,
-        env: {
-          MCP_ALLOWED_ORIGINS: 'https://allowed.example',
-          MCP_MAX_BODY_BYTES: '4096',
-          API_KEY_CACHE_TTL_MS: '0',
-        },
-      });
-      assert.equal(gw.gateway.engine, engine);
+    gatewayForBlock({ engine, broker: recordingBroker(), env: CONTRACT_ENV }, (started) => {
+      gw = started;
     });
-    after(() => gw.close());
 
     describe('MCP Streamable HTTP, stateless', () => {
       test('a declared body over the limit is refused before it is sent', { timeout: 30_000 }, async () => {

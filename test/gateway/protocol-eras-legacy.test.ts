@@ -3,18 +3,25 @@
  * must stay as it was, and every mounted namespace lists the same tools in both eras.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { assertError, base, legacy, META, PV, post, recordingBroker } from '../support/raw-mcp.ts';
+import { describe, test } from 'node:test';
+import type { TestGateway } from '../support/gateway.ts';
+import {
+  assertError,
+  base,
+  gatewayForBlock,
+  legacy,
+  META,
+  PV,
+  post,
+  recordingBroker,
+} from '../support/raw-mcp.ts';
 
 for (const engine of ['uws', 'node'] as const) {
   describe(`protocol eras on the ${engine} engine`, () => {
     let gw: TestGateway;
-    const broker = recordingBroker();
-    before(async () => {
-      gw = await startTestGateway({ engine, broker });
+    gatewayForBlock({ engine, broker: recordingBroker() }, (started) => {
+      gw = started;
     });
-    after(() => gw.close());
 
     describe('2025 era beside it', () => {
       test('C14 initialize without a version header: the legacy result, no resultType', async () => {

@@ -4,12 +4,13 @@
  * status/code table). The 2025 era beside it is in protocol-eras-legacy.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { describe, test } from 'node:test';
+import type { TestGateway } from '../support/gateway.ts';
 import {
   assertError,
   BASE,
   base,
+  gatewayForBlock,
   legacy,
   META,
   modern,
@@ -22,10 +23,9 @@ for (const engine of ['uws', 'node'] as const) {
   describe(`protocol eras on the ${engine} engine`, () => {
     let gw: TestGateway;
     const broker = recordingBroker();
-    before(async () => {
-      gw = await startTestGateway({ engine, broker });
+    gatewayForBlock({ engine, broker }, (started) => {
+      gw = started;
     });
-    after(() => gw.close());
 
     describe('2026-07-28', () => {
       test('C1 server/discover: versions, capabilities, instructions, cache hints, server info in _meta', async () => {

@@ -1,11 +1,37 @@
 /**
- * Raw MCP over HTTP for the protocol-era tests: node:http requests with headers exactly as
- * given, the 2026-07-28 envelope and routing headers, and a broker that records calls.
+ * Raw MCP over HTTP for the HTTP-contract and protocol-era tests: node:http requests with
+ * headers exactly as given, the 2026-07-28 envelope and routing headers, a broker that
+ * records calls, and one gateway per engine's describe block.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { after, before } from 'node:test';
 import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
-import type { TestGateway } from './gateway.ts';
+import { startTestGateway, type TestGateway } from './gateway.ts';
+
+/** What the HTTP-contract files configure: one allowed origin, 4 KiB bodies, no key cache. */
+export const CONTRACT_ENV = {
+  MCP_ALLOWED_ORIGINS: 'https://allowed.example',
+  MCP_MAX_BODY_BYTES: '4096',
+  API_KEY_CACHE_TTL_MS: '0',
+};
+
+/**
+ * A gateway on `engine` for the enclosing describe block: started before its tests (and
+ * checked to run that engine), closed after them; `use` receives it once started.
+ */
+export function gatewayForBlock(
+  options: { engine: 'uws' | 'node'; broker: BrokerCalls; env?: Record<string, string> },
+  use: (gw: TestGateway) => void,
+): void {
+  let started: TestGateway | undefined;
+  before(async () => {
+    started = await startTestGateway(options);
+    assert.equal(started.gateway.engine, options.engine);
+    use(started);
+  });
+  after(() => started?.close());
+}
 
 export interface Answer {
   status: number;
