@@ -5,8 +5,11 @@
  */
 import Database from 'better-sqlite3';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
-import { contentHash, plainWrite, searchTerms } from '../gateway/namespaces/memory/store/common.ts';
+import { type RankedHit, rankCandidates } from '../gateway/namespaces/memory/ranking.ts';
+import { SEARCH_DEFAULTS } from '../gateway/namespaces/memory/settings.ts';
+import { contentHash, plainWrite } from '../gateway/namespaces/memory/store/common.ts';
 import { registerMemoryFunctions } from '../gateway/namespaces/memory/store/sqlite-fts.ts';
+import { queryWords } from '../gateway/namespaces/memory/store/text.ts';
 import type { MemoryStore, SearchRequest } from '../gateway/namespaces/memory/store/types.ts';
 import { seeded } from './memory-data.ts';
 import type { VectorSet } from './memory-vectors.ts';
@@ -168,16 +171,23 @@ export function searchRequest(
   mode: SearchRequest['mode'],
   extra: Partial<SearchRequest> = {},
 ): SearchRequest {
-  return {
-    terms: searchTerms(query),
-    vector,
-    mode,
-    limit: 10,
-    minScore: 0,
-    weights: { vector: 1, keyword: 1 },
-    filter: {},
-    ...extra,
-  };
+  return { ...queryWords(query), vector, mode, fetch: 40, filter: {}, ...extra };
+}
+
+/**
+ * A search as the memory service runs it (store candidates, then the shared ranking with
+ * the local provider's settings), top 10, weak candidates included so recall is comparable.
+ */
+export async function rankedSearch(
+  store: MemoryStore,
+  key: string,
+  request: SearchRequest,
+): Promise<RankedHit[]> {
+  const found = await store.search(key, request, Date.now());
+  const settings =
+    request.vector === null ? { ...SEARCH_DEFAULTS.local, vectorWeight: 0 } : SEARCH_DEFAULTS.local;
+  return rankCandidates(found, { stems: request.stems, limit: 10, includeWeak: true }, settings, Date.now())
+    .hits;
 }
 
 /** Exact top-k rows by cosine (dot product of unit vectors) over corpus rows [0, size). */

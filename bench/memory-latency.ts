@@ -16,6 +16,7 @@ import {
   exactTopK,
   fillKey,
   type Ledger,
+  rankedSearch,
   searchRequest,
 } from './memory-fixtures.ts';
 import type { VectorSet } from './memory-vectors.ts';
@@ -92,7 +93,7 @@ async function timeSearches(
   const run = async (q: Query, i: number) => {
     const key = keys[i % keys.length]!;
     const started = performance.now();
-    const hits = await store.search(key, searchRequest(q.text, q.vector, mode), Date.now());
+    const hits = await rankedSearch(store, key, searchRequest(q.text, q.vector, mode));
     const ms = performance.now() - started;
     ledger.check(
       key,
@@ -119,7 +120,7 @@ async function recallAgainstExact(
   let wanted = 0;
   for (const [i, q] of queries.entries()) {
     const key = keys[i % keys.length]!;
-    const hits = await store.search(key, searchRequest(q.text, q.vector, 'vector'), Date.now());
+    const hits = await rankedSearch(store, key, searchRequest(q.text, q.vector, 'vector'));
     ledger.check(
       key,
       hits.map((h) => h.memory.id),

@@ -15,7 +15,6 @@ import { labelledQueries, memoryText, unanswerableQueries, wordnetSynsets } from
 import { CorpusVectors, Ledger } from './memory-fixtures.ts';
 import { benchInserts, benchSearch } from './memory-latency.ts';
 import { benchMcpWrites } from './memory-mcp.ts';
-import { benchQuality } from './memory-quality.ts';
 import { cachedVectors } from './memory-vectors.ts';
 import { percentile } from './stats.ts';
 
@@ -82,12 +81,6 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     queries.map((q) => q.raw),
     log,
   );
-  const masked = await cachedVectors(
-    'wordnet-queries-masked',
-    queries.map((q) => q.masked),
-    log,
-  );
-  const unanswerable = await cachedVectors('wordnet-unanswerable', unanswerableTexts, log);
   const vectors = new CorpusVectors(real, plan.realVectors);
   const ledger = new Ledger();
 
@@ -100,17 +93,6 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     queries.map((q) => q.raw),
     plan.sizes,
     plan,
-    ledger,
-    log,
-  );
-  const quality = await benchQuality(
-    texts,
-    vectors,
-    plan.qualityCorpus,
-    queries,
-    raw,
-    masked,
-    { texts: unanswerableTexts, vectors: unanswerable },
     ledger,
     log,
   );
@@ -150,7 +132,6 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     targets: TARGETS,
     inserts,
     search,
-    quality,
     queryEmbedding: embedQuery,
     mcpWrite: mcp,
     isolation: {
@@ -189,18 +170,6 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
       verdict(r.recallAt10 >= TARGETS.recallAt10),
     ]),
     ['query embedding p50 / p99 ms (local, one text)', `${embedQuery.p50Ms} / ${embedQuery.p99Ms}`, '', ''],
-    ...quality.rows.map((q): [string, string, string, string] => [
-      `quality ${q.variant} ${q.mode}${q.mode === 'hybrid' ? ` w=${q.weights.vector}:${q.weights.keyword}` : ''}${q.minScore ? ` floor ${q.minScore}` : ''}: recall@10 / MRR`,
-      `${q.recallAt10} / ${q.mrr}`,
-      '',
-      '',
-    ]),
-    ...quality.floors.map((f): [string, string, string, string] => [
-      `floor ${f.minScore}: correct vector hits kept / unanswerable emptied`,
-      `${f.keptCorrect} / ${f.emptiedUnanswerable}`,
-      '',
-      f.minScore === quality.chosen.minScore ? 'chosen' : '',
-    ]),
     [
       'isolation: foreign hits over every benchmark query',
       `${ledger.foreignHits}`,

@@ -6,7 +6,7 @@ import { Embedder } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
 import type { EmbeddingProviderSettings } from './embeddings/types.ts';
 import { MemoryService } from './service.ts';
-import { loadMemorySettings, type MemorySettings } from './settings.ts';
+import { loadMemorySettings, type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { PostgresMemoryStore } from './store/postgres-store.ts';
 import { SqliteMemoryStore } from './store/sqlite-store.ts';
 import type { MemoryStore } from './store/types.ts';
@@ -52,6 +52,8 @@ export function createMemoryNamespace({ config, env, log }: NamespaceDependencie
   const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
     batchSize: 16,
     retryMs: settings.MEMORY_EMBED_RETRY_MS,
+    supersedeAbove:
+      settings.MEMORY_SUPERSEDE_SIMILARITY ?? SEARCH_DEFAULTS[settings.MEMORY_EMBEDDINGS].supersedeAbove,
   });
   const service = new MemoryService(settings, store, embedder, indexer, memoryLog);
   indexer.kick();

@@ -27,5 +27,6 @@ export function presentMemory(memory: MemoryRecord, snippet = false) {
     updated_at: iso(memory.updatedAt),
     expires_at: isoOrNull(memory.expiresAt),
     embedding_status: memory.embeddingStatus,
+    superseded_by: memory.supersededBy,
   };
 }

@@ -56,9 +56,23 @@ export function inputSchemas(maxChars: number) {
   return {
     search: z
       .object({
-        query: z.string().trim().min(1, 'query is required').max(1000),
-        limit: z.number().int().min(0).max(50).optional(),
+        query: z.string().trim().min(1, 'query must hold at least one word').max(1000),
+        limit: z
+          .number()
+          .int('limit is a whole number')
+          .min(1, 'limit is 1 to 100 (default 5)')
+          .max(100, 'limit is 1 to 100 (default 5)')
+          .optional(),
         min_score: z.number().min(0).max(1).optional(),
+        include_weak: z.boolean().optional(),
+        include_superseded: z.boolean().optional(),
+        recency: z
+          .object({
+            half_life_days: z.number().min(0.01).max(36_500),
+            weight: z.number().min(0).max(0.1, 'recency weight is at most 0.1: it only breaks near ties'),
+          })
+          .strict()
+          .optional(),
         ...filterFields,
         updated_after: Instant.optional(),
         mode: z.enum(['hybrid', 'keyword', 'vector']).optional(),
@@ -80,6 +94,7 @@ export function inputSchemas(maxChars: number) {
         ttl_seconds: TtlSeconds.optional(),
         pinned: z.boolean().optional(),
         dedupe: z.enum(['exact', 'none']).optional(),
+        supersedes: MemoryId.optional(),
       })
       .strict()
       .refine((v) => !(v.expires_at && v.ttl_seconds), {
@@ -159,13 +174,17 @@ export const memoryOutput = z.object({
   updated_at: z.string(),
   expires_at: z.string().nullable(),
   embedding_status: z.enum(['pending', 'ready', 'failed']),
+  superseded_by: z.string().nullable(),
 });
 
 export const hitOutput = memoryOutput.extend({
-  score: z.number().nullable(),
-  keyword_score: z.number().nullable(),
-  rrf: z.number(),
+  relevance: z.number(),
+  weak: z.boolean(),
   source: z.enum(['vector', 'keyword', 'both']),
+  score: z.number().nullable(),
+  semantic: z.number().nullable(),
+  keyword: z.number(),
+  keyword_score: z.number().nullable(),
 });
 
 export const outputSchemas = {
@@ -173,6 +192,9 @@ export const outputSchemas = {
     query: z.string(),
     mode: z.enum(['hybrid', 'keyword', 'vector']),
     hits: z.array(hitOutput),
+    total_memories: z.number(),
+    best_relevance: z.number().nullable(),
+    weak: z.boolean(),
     note: z.string().optional(),
     degraded: z.string().optional(),
   }),
@@ -207,8 +229,10 @@ export const outputSchemas = {
       provider: z.enum(['local', 'openai', 'none']),
       model: z.string().nullable(),
       dimensions: z.number().nullable(),
-      min_score_default: z.number(),
-      weights_default: z.object({ vector: z.number(), keyword: z.number() }),
+      min_score_default: z.number().nullable(),
+      fusion: z.enum(['convex', 'rrf']),
+      vector_weight: z.number(),
+      weak_below: z.number(),
       available: z.boolean(),
       problem: z.string().nullable(),
     }),

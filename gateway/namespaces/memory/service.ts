@@ -3,15 +3,17 @@ import { ToolError } from '../../mcp/tool.ts';
 import type { Embedder } from './embeddings/embedder.ts';
 import { EmbedderUnavailable } from './embeddings/embedder.ts';
 import type { EmbeddingIndexer } from './embeddings/indexer.ts';
+import { type Ranked, rankCandidates } from './ranking.ts';
 import { type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { CursorError } from './store/common.ts';
+import { queryWords } from './store/text.ts';
 import {
   type MemoryFilter,
   MemoryLimitError,
   type MemoryRecord,
   type MemoryStore,
-  type SearchHit,
   type SearchMode,
+  SupersedesNotFoundError,
   type UpdatePatch,
   type WriteInput,
   type WriteResult,
@@ -19,20 +21,26 @@ import {
 
 export interface SearchArgs {
   query: string;
-  terms: string[];
   limit: number;
   minScore?: number;
   mode?: SearchMode;
   weights?: { vector: number; keyword: number };
+  includeWeak: boolean;
+  recency?: { halfLifeDays: number; weight: number };
   filter: MemoryFilter;
 }
 
 export interface SearchOutcome {
   mode: SearchMode;
-  hits: SearchHit[];
+  ranked: Ranked;
+  /** Memories the key holds. */
+  total: number;
   degraded?: string;
-  emptyNote: string;
+  note?: string;
 }
+
+/** Each arm hands at least this many candidates to the ranking, however small the limit. */
+const MIN_FETCH = 40;
 
 /** What the tools call: the store plus the embedding side (background indexing, query vectors). */
 export class MemoryService {
@@ -48,10 +56,6 @@ export class MemoryService {
     return SEARCH_DEFAULTS[this.settings.MEMORY_EMBEDDINGS];
   }
 
-  get minScoreDefault(): number {
-    return this.settings.MEMORY_MIN_SCORE ?? this.defaults.minScore;
-  }
-
   /** Turns store failures into messages an agent can act on; nothing else leaks. */
   async guard<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -60,6 +64,7 @@ export class MemoryService {
       if (error instanceof ToolError) throw error;
       if (error instanceof MemoryLimitError) throw new ToolError('MEMORY_LIMIT', error.message);
       if (error instanceof CursorError) throw new ToolError('INVALID_CURSOR', error.message);
+      if (error instanceof SupersedesNotFoundError) throw new ToolError('NOT_FOUND', error.message);
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|57P|08)/.test(code)) {
         this.log.warn({ err: error }, 'memory store unreachable');
@@ -89,43 +94,57 @@ export class MemoryService {
 
   async search(apiKeyId: string, args: SearchArgs): Promise<SearchOutcome> {
     const mode = args.mode ?? (this.embedder.enabled ? 'hybrid' : 'keyword');
-    const minScore = args.minScore ?? this.minScoreDefault;
-    let vector: Float32Array | null = null;
-    let degraded: string | undefined;
-    if (mode !== 'keyword') {
-      let problem = this.vectorProblem();
-      if (!problem) {
-        try {
-          vector = await this.embedder.embedQuery(args.query);
-        } catch (error) {
-          problem = error instanceof EmbedderUnavailable ? error.message : 'the embedder failed';
-          this.log.warn({ err: error }, 'query embedding failed; searching keywords only');
-        }
-      }
-      if (problem) {
-        if (mode === 'vector')
-          throw new ToolError('SEMANTIC_UNAVAILABLE', `semantic search unavailable: ${problem}`);
-        degraded = `semantic search unavailable: ${problem}; keyword results only`;
-      }
-    }
-    const hits = await this.store.search(
+    const { vector, degraded } = await this.queryVector(args.query, mode);
+    const { words, stems } = queryWords(args.query);
+    const found = await this.store.search(
       apiKeyId,
       {
-        terms: args.terms,
+        words,
+        stems,
         vector,
         mode: degraded ? 'keyword' : mode,
-        limit: args.limit,
-        minScore,
-        weights: args.weights ?? this.defaults.weights,
+        fetch: Math.max(args.limit * 4, MIN_FETCH),
         filter: args.filter,
       },
       Date.now(),
     );
-    const emptyNote =
-      vector === null
-        ? 'No memories matched the query words. Nothing relevant is stored.'
-        : `No memories matched above a similarity of ${minScore}. Nothing relevant is stored.`;
-    return { mode, hits, emptyNote, ...(degraded ? { degraded } : {}) };
+    const minScore = args.minScore ?? this.settings.MEMORY_MIN_SCORE;
+    const ranked = rankCandidates(
+      found,
+      {
+        stems,
+        mode: degraded ? 'keyword' : mode,
+        limit: args.limit,
+        includeWeak: args.includeWeak,
+        ...(minScore === undefined ? {} : { minScore }),
+        ...(args.recency ? { recency: args.recency } : {}),
+        ...(args.weights ? { weights: args.weights } : {}),
+      },
+      this.defaults,
+      Date.now(),
+    );
+    const note = searchNote(ranked, found.total, this.defaults.weakBelow);
+    return { mode, ranked, total: found.total, ...(note ? { note } : {}), ...(degraded ? { degraded } : {}) };
+  }
+
+  /** The query's embedding, or why the search runs on keywords alone. */
+  private async queryVector(
+    query: string,
+    mode: SearchMode,
+  ): Promise<{ vector: Float32Array | null; degraded?: string }> {
+    if (mode === 'keyword') return { vector: null };
+    let problem = this.vectorProblem();
+    if (!problem) {
+      try {
+        return { vector: await this.embedder.embedQuery(query) };
+      } catch (error) {
+        problem = error instanceof EmbedderUnavailable ? error.message : 'the embedder failed';
+        this.log.warn({ err: error }, 'query embedding failed; searching keywords only');
+      }
+    }
+    if (mode === 'vector')
+      throw new ToolError('SEMANTIC_UNAVAILABLE', `semantic search unavailable: ${problem}`);
+    return { vector: null, degraded: `semantic search unavailable: ${problem}; keyword results only` };
   }
 
   embeddingInfo() {
@@ -135,10 +154,28 @@ export class MemoryService {
       provider: this.settings.MEMORY_EMBEDDINGS,
       model: model?.model ?? null,
       dimensions: model?.dimensions ?? null,
-      min_score_default: this.minScoreDefault,
-      weights_default: { ...this.defaults.weights },
+      min_score_default: this.settings.MEMORY_MIN_SCORE ?? null,
+      fusion: this.defaults.fusion,
+      vector_weight: this.defaults.vectorWeight,
+      weak_below: this.defaults.weakBelow,
       available: this.embedder.enabled && problem === null,
       problem,
     };
   }
+}
+
+/**
+ * What an agent should read beside the hits. Never "nothing is stored" unless the key
+ * holds nothing: an empty or weak answer says how much is stored and how to look closer.
+ */
+export function searchNote(ranked: Ranked, total: number, weakBelow: number): string | undefined {
+  const stored = `${total} ${total === 1 ? 'memory is' : 'memories are'} stored for this key`;
+  if (total === 0) return 'This key holds no memories yet.';
+  if (ranked.hits.length === 0) {
+    const best = ranked.best === null ? 'no candidate matched' : `the best candidate scored ${ranked.best}`;
+    return `${stored}, but none matched this query well enough (${best}; weak is under ${weakBelow}). The answer may not be stored; pass include_weak: true to see the closest candidates.`;
+  }
+  if (ranked.weak)
+    return `The best match is weak (relevance ${ranked.best}, under ${weakBelow}): the answer may not be stored. ${stored}.`;
+  return undefined;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../../config.ts';
+import type { RankSettings } from './ranking.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -12,6 +13,8 @@ const memoryEnv = z.object({
   MEMORY_MAX_PER_KEY: positiveInt.default(1000),
   MEMORY_MAX_CONTENT_CHARS: z.coerce.number().int().min(100).max(100_000).default(8000),
   MEMORY_MIN_SCORE: z.coerce.number().min(0).max(1).optional(),
+  // Cosine over which a newer memory supersedes an older one of the same namespace; 1 is off.
+  MEMORY_SUPERSEDE_SIMILARITY: z.coerce.number().min(0).max(1).optional(),
   MEMORY_EMBED_THREADS: z.coerce.number().int().min(1).max(16).default(1),
   MEMORY_EMBED_NICE: z.coerce.number().int().min(0).max(19).default(10),
   MEMORY_EMBED_TIMEOUT_MS: positiveInt.default(10_000),
@@ -25,23 +28,46 @@ const memoryEnv = z.object({
 export type MemorySettings = z.output<typeof memoryEnv>;
 
 /**
- * Per-provider search defaults. `local` comes from `npm run bench -- memory` on 10k WordNet
- * definitions and 500 example-sentence queries (raw / lemma-masked) with USE-lite:
- * - weights 1:10 had the best mean MRR of the fusions tried (raw 0.508, masked 0.125, near
- *   keyword-only's 0.52 / 0.128) with more found (recall@10 0.80 / 0.228 against keyword's
- *   0.778 / 0.212); equal weights ranked worse (MRR 0.41 / 0.097) because USE-lite's
- *   vector arm alone finds little (recall@10 0.38 / 0.12).
- * - floor 0.4 is the highest that keeps 95% of the vector arm's correct hits (it keeps 98%;
- *   0.45 keeps 90%). USE-lite scores unrelated text high, so a floor cannot tell "nothing
- *   stored": at 0.4 only 1% of unanswerable queries lose all vector hits.
- * `openai` keeps the origin's figures for text-embedding-3-small (the bench has no network
- * to measure it). See docs/decisions.md, Memory.
+ * Per-provider search settings (see ranking.ts for what each means). `floor` and `full`
+ * describe the embedder's cosine scale; the rest were chosen on the tuning half of the
+ * conversation set by `npm run bench -- memory-quality` (docs/decisions.md, Memory search
+ * quality). `supersedeAbove` is the cosine over which a newer memory of the same key and
+ * namespace marks an older one superseded (1 turns the rule off).
+ * `openai` has no local measurement (no network here); its scale is text-embedding-3-small's.
  */
-export const SEARCH_DEFAULTS = {
-  local: { minScore: 0.4, weights: { vector: 1, keyword: 10 } },
-  openai: { minScore: 0.35, weights: { vector: 1, keyword: 1 } },
-  none: { minScore: 0, weights: { vector: 0, keyword: 1 } },
-} as const;
+export interface ProviderSearchDefaults extends RankSettings {
+  supersedeAbove: number;
+}
+
+export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], ProviderSearchDefaults> = {
+  local: {
+    fusion: 'convex',
+    vectorWeight: 0.7,
+    floor: 0.25,
+    full: 0.75,
+    weakBelow: 0.3,
+    hideBelow: 0.1,
+    supersedeAbove: 1,
+  },
+  openai: {
+    fusion: 'convex',
+    vectorWeight: 0.7,
+    floor: 0.1,
+    full: 0.6,
+    weakBelow: 0.3,
+    hideBelow: 0.1,
+    supersedeAbove: 1,
+  },
+  none: {
+    fusion: 'convex',
+    vectorWeight: 0,
+    floor: 0,
+    full: 1,
+    weakBelow: 0.3,
+    hideBelow: 0.01,
+    supersedeAbove: 1,
+  },
+};
 
 /** Parsed once at start; a bad value stops the gateway naming the variable. */
 export function loadMemorySettings(env: Readonly<Record<string, string | undefined>>): MemorySettings {

@@ -2,7 +2,7 @@ import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import { isoOrNull, presentMemory } from './present.ts';
 import { inputSchemas, outputSchemas } from './schemas.ts';
 import type { MemoryService } from './service.ts';
-import { contentHash, searchTerms } from './store/common.ts';
+import { contentHash } from './store/common.ts';
 import type { MemoryFilter } from './store/types.ts';
 
 const NOT_FOUND = 'memory not found';
@@ -50,7 +50,7 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
       name: 'memory_search',
       title: 'Search memories',
       description:
-        'Find your memories relevant to a query: hybrid keyword + semantic search fused by reciprocal rank. mode picks hybrid, keyword or vector; weights tune the arms; min_score is the cosine floor of the vector arm. Filters: tags (tag_mode any|all), namespace, metadata (exact values), created_after/before, updated_after. If the embedder is down the search answers keyword-only and says so in `degraded`. Contents are snippets; call memory_get for the full text.',
+        'Find your memories relevant to a query (hybrid: semantic + keyword). Each hit has a relevance from 0 to 1 (how closely its meaning and its words match the query), says how it matched (source: vector, keyword or both, with the raw cosine `score` and `keyword_score`), and is marked weak when the answer may not be in it. `weak: true` on the result means even the best candidate is weak: say you do not know rather than guess. Candidates too weak to show are left out unless include_weak is true. Memories replaced by a newer one (memory_write supersedes, or detected updates) are hidden unless include_superseded is true. Optional: min_score (a cosine floor), mode (hybrid, keyword, vector), weights, recency (a small, bounded boost for newer memories), filters (tags with tag_mode any|all, namespace, metadata, created_after/before, updated_after). If the embedder is down the search answers keyword-only and says so in `degraded`. Contents are snippets; call memory_get for the full text.',
       input: schemas.search,
       output: outputSchemas.search,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -58,28 +58,38 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
         call(async () => {
           const result = await service.search(ctx.caller.apiKeyId, {
             query: args.query,
-            terms: searchTerms(args.query),
-            limit: args.limit || 5,
+            limit: args.limit ?? 5,
+            includeWeak: args.include_weak ?? false,
             ...(args.min_score === undefined ? {} : { minScore: args.min_score }),
             ...(args.mode ? { mode: args.mode } : {}),
             ...(args.weights ? { weights: args.weights } : {}),
+            ...(args.recency
+              ? { recency: { halfLifeDays: args.recency.half_life_days, weight: args.recency.weight } }
+              : {}),
             filter: {
               ...filterOf(args),
               ...(args.updated_after ? { updatedAfter: ms(args.updated_after)! } : {}),
               ...(args.include_expired ? { includeExpired: true } : {}),
+              ...(args.include_superseded ? {} : { currentOnly: true }),
             },
           });
           return {
             query: args.query,
             mode: result.mode,
-            hits: result.hits.map((hit) => ({
+            hits: result.ranked.hits.map((hit) => ({
               ...presentMemory(hit.memory, true),
-              score: hit.score,
-              keyword_score: hit.keywordScore,
-              rrf: hit.rrf,
+              relevance: hit.relevance,
+              weak: hit.weak,
               source: hit.source,
+              score: hit.cosine,
+              semantic: hit.semantic,
+              keyword: hit.keyword,
+              keyword_score: hit.keywordScore,
             })),
-            ...(result.hits.length === 0 ? { note: result.emptyNote } : {}),
+            total_memories: result.total,
+            best_relevance: result.ranked.best,
+            weak: result.ranked.weak,
+            ...(result.note ? { note: result.note } : {}),
             ...(result.degraded ? { degraded: result.degraded } : {}),
           };
         }),
@@ -88,7 +98,7 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
       name: 'memory_write',
       title: 'Write a memory',
       description:
-        'Store a memory for later. Exact duplicates (same text in the same namespace) are not stored twice: the existing memory comes back with status "unchanged" and the tags merged. Give `key` to upsert: a second write with the same key (in the same namespace) replaces that memory. expires_at or ttl_seconds make it temporary; pinned memories are never evicted. When the per-key cap is reached the least recently written unpinned memories are evicted and their ids returned in evicted_ids.',
+        'Store a memory for later. Exact duplicates (same text in the same namespace) are not stored twice: the existing memory comes back with status "unchanged" and the tags merged. Give `key` to upsert: a second write with the same key (in the same namespace) replaces that memory. expires_at or ttl_seconds make it temporary; pinned memories are never evicted. When the per-key cap is reached the least recently written unpinned memories are evicted and their ids returned in evicted_ids. Give `supersedes: <id>` when this memory replaces an older one (a changed fact): the older one is then hidden from search unless include_superseded is true. A newer memory very close in meaning to an older one of the same namespace supersedes it on its own.',
       input: schemas.write,
       output: outputSchemas.write,
       annotations: {
@@ -110,6 +120,7 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
             expiresAt: expiryOf(args, now) ?? null,
             pinned: args.pinned ?? false,
             dedupe: args.dedupe ?? 'exact',
+            ...(args.supersedes ? { supersedes: args.supersedes } : {}),
           });
           return { ...presentMemory(result.memory), status: result.status, evicted_ids: result.evictedIds };
         }),

@@ -98,11 +98,7 @@ describe('memory namespace over MCP', () => {
       id: written.id,
       content: 'Origin style note about the production cluster',
     });
-    const hits = await ok(alice, 'memory_search', {
-      query: 'production cluster',
-      limit: 0,
-      tags: ['origin'],
-    });
+    const hits = await ok(alice, 'memory_search', { query: 'production cluster', tags: ['origin'] });
     assert.equal(hits.hits[0].id, written.id);
     const listed = await ok(alice, 'memory_list', { tags: ['origin'], limit: 0 });
     assert.equal(listed.memories.length, 1);
@@ -124,7 +120,8 @@ describe('memory namespace over MCP', () => {
     }
     const search = await ok(bob, 'memory_search', { query: 'vault code 9921' });
     assert.equal(search.hits.length, 0);
-    assert.match(search.note, /Nothing relevant is stored/);
+    assert.equal(search.total_memories, 0);
+    assert.match(search.note, /holds no memories/);
     assert.equal((await ok(bob, 'memory_list', { tags: ['vault'] })).memories.length, 0);
     assert.equal((await ok(bob, 'memory_stats')).count, 0);
     assert.equal((await ok(bob, 'memory_export')).memories.length, 0);

@@ -9,10 +9,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { contentHash, plainWrite, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteBitIndex } from '../../../gateway/namespaces/memory/store/sqlite-bit-index.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
-import type { SearchRequest } from '../../../gateway/namespaces/memory/store/types.ts';
+import { queryWords } from '../../../gateway/namespaces/memory/store/text.ts';
+import type { SearchCandidates, SearchRequest } from '../../../gateway/namespaces/memory/store/types.ts';
 import { openSqlite } from '../../../gateway/store/index.ts';
 
 const DIMS = 64;
@@ -36,14 +37,19 @@ function randomUnit(): Float32Array {
 
 function vectorSearch(vector: Float32Array): SearchRequest {
   return {
-    terms: searchTerms('unused'),
+    ...queryWords('unused'),
     vector,
     mode: 'vector',
-    limit: 10,
-    minScore: 0,
-    weights: { vector: 1, keyword: 1 },
+    fetch: 10,
     filter: {},
   };
+}
+
+/** The vector arm's answer in its own order. */
+function byVectorRank(found: SearchCandidates): string[] {
+  return found.candidates
+    .toSorted((a, b) => a.vectorRank! - b.vectorRank!)
+    .map((candidate) => candidate.memory.id);
 }
 
 describe('sign-bit cache shared by connections to one SQLite file', () => {
@@ -74,8 +80,8 @@ describe('sign-bit cache shared by connections to one SQLite file', () => {
   async function agreed(key: string, query: Float32Array): Promise<string[]> {
     const fresh = new SqliteMemoryStore(file);
     try {
-      const expected = (await fresh.search(key, vectorSearch(query), Date.now())).map((h) => h.memory.id);
-      const got = (await reader.search(key, vectorSearch(query), Date.now())).map((h) => h.memory.id);
+      const expected = byVectorRank(await fresh.search(key, vectorSearch(query), Date.now()));
+      const got = byVectorRank(await reader.search(key, vectorSearch(query), Date.now()));
       assert.deepEqual(got, expected);
       return got;
     } finally {

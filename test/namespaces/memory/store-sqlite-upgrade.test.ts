@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as sqliteVec from 'sqlite-vec';
-import { contentHash, plainWrite, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SQLITE_MIGRATIONS } from '../../../gateway/namespaces/memory/store/sqlite-schema.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
+import { queryWords } from '../../../gateway/namespaces/memory/store/text.ts';
 import { openSqlite, runSqliteMigrations } from '../../../gateway/store/index.ts';
 
 const VERSION_1_VECTORS = `
@@ -54,24 +55,23 @@ test('a version-1 memory file keeps its vectors and gets per-key counts', async 
 
     const store = new SqliteMemoryStore(file);
     try {
-      const hits = await store.search(
+      const found = await store.search(
         'alice',
         {
-          terms: searchTerms('unrelated'),
+          ...queryWords('unrelated'),
           vector: new Float32Array([0.9, 0.1, 0, 0]),
           mode: 'vector',
-          limit: 5,
-          minScore: 0,
-          weights: { vector: 1, keyword: 0 },
+          fetch: 5,
           filter: {},
         },
         2,
       );
+      const hits = found.candidates.toSorted((a, b) => b.cosine! - a.cosine!);
       assert.deepEqual(
         hits.map((h) => h.memory.content),
         ['north star', 'south pole'],
       );
-      assert.ok(hits[0]!.score! > 0.99);
+      assert.ok(hits[0]!.cosine! > 0.99);
       // Version 5 moved the sign bits out of vec0 into the plain table, counted per key.
       const look = openSqlite(file);
       try {

@@ -1,6 +1,7 @@
 /** What the store suite's cases share: fresh keys, unit vectors, search requests, embedding. */
 import { randomUUID } from 'node:crypto';
-import { searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { type RankSettings, rankCandidates } from '../../../gateway/namespaces/memory/ranking.ts';
+import { queryWords } from '../../../gateway/namespaces/memory/store/text.ts';
 import type { MemoryStore, SearchRequest } from '../../../gateway/namespaces/memory/store/types.ts';
 
 export const DIMS = 4;
@@ -15,17 +16,58 @@ export function unit(...values: number[]): Float32Array {
   return new Float32Array(values.map((v) => v / norm));
 }
 
-export function searchOf(query: string, extra: Partial<SearchRequest> = {}): SearchRequest {
+/** A store request plus the ranking options a test may set (limit, min_score, weights). */
+export interface TestSearch {
+  request: SearchRequest;
+  limit: number;
+  minScore?: number;
+  weights?: { vector: number; keyword: number };
+}
+
+export function searchOf(
+  query: string,
+  extra: Partial<SearchRequest> & {
+    limit?: number;
+    minScore?: number;
+    weights?: { vector: number; keyword: number };
+  } = {},
+): TestSearch {
+  const { limit = 10, minScore, weights, ...request } = extra;
   return {
-    terms: searchTerms(query),
-    vector: null,
-    mode: 'hybrid',
-    limit: 10,
-    minScore: 0,
-    weights: { vector: 1, keyword: 1 },
-    filter: {},
-    ...extra,
+    request: { ...queryWords(query), vector: null, mode: 'hybrid', fetch: 40, filter: {}, ...request },
+    limit,
+    ...(minScore === undefined ? {} : { minScore }),
+    ...(weights ? { weights } : {}),
   };
+}
+
+/** Ranking that hides nothing: the suite checks what the stores find and how it is fused. */
+export const TEST_RANKING: RankSettings = {
+  fusion: 'convex',
+  vectorWeight: 0.5,
+  floor: 0,
+  full: 1,
+  weakBelow: 0,
+  hideBelow: 0,
+};
+
+/** A search as the service runs it: the store's candidates, ranked; `score` is the cosine. */
+export async function searchHits(store: MemoryStore, apiKeyId: string, search: TestSearch, now: number) {
+  const found = await store.search(apiKeyId, search.request, now);
+  const ranked = rankCandidates(
+    found,
+    {
+      stems: search.request.stems,
+      mode: search.request.vector === null ? 'keyword' : search.request.mode,
+      limit: search.limit,
+      includeWeak: true,
+      ...(search.minScore === undefined ? {} : { minScore: search.minScore }),
+      ...(search.weights ? { weights: search.weights } : {}),
+    },
+    TEST_RANKING,
+    now,
+  );
+  return ranked.hits.map((hit) => ({ ...hit, score: hit.cosine }));
 }
 
 /** Embeds every pending row with the vector the test chose for its content. */

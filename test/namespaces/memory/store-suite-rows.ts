@@ -8,7 +8,7 @@ import {
   type MemoryStore,
   type WriteInput,
 } from '../../../gateway/namespaces/memory/store/types.ts';
-import { embedAll, freshKey, MAX, MODEL, searchOf, t0, unit } from './store-suite-helpers.ts';
+import { embedAll, freshKey, MAX, MODEL, searchHits, searchOf, t0, unit } from './store-suite-helpers.ts';
 
 export function memoryRowCases(name: string, getStore: () => MemoryStore): void {
   test(`${name}: write, get, and another key sees nothing`, async () => {
@@ -28,7 +28,7 @@ export function memoryRowCases(name: string, getStore: () => MemoryStore): void 
     assert.equal(await store.delete(b, written.memory.id, t0), false);
     assert.equal((await store.list(b, {}, { limit: 10 }, t0)).memories.length, 0);
     assert.equal((await store.stats(b, t0)).count, 0);
-    assert.equal((await store.search(b, searchOf('deploy Fridays'), t0)).length, 0);
+    assert.equal((await searchHits(store, b, searchOf('deploy Fridays'), t0)).length, 0);
     assert.equal((await store.export(b, { limit: 10, maxBytes: 1 << 20 }, t0)).memories.length, 0);
     const bulk = await store.deleteMany(
       b,
@@ -136,7 +136,7 @@ export function memoryRowCases(name: string, getStore: () => MemoryStore): void 
       (await store.list(a, {}, { limit: 10 }, later)).memories.map((m) => m.id),
       [kept.memory.id],
     );
-    assert.equal((await store.search(a, searchOf('door code'), later)).length, 1);
+    assert.equal((await searchHits(store, a, searchOf('door code'), later)).length, 1);
     assert.equal((await store.stats(a, later)).count, 1);
     assert.equal((await store.list(a, { includeExpired: true }, { limit: 10 }, later)).memories.length, 2);
     assert.ok((await store.purgeExpired(later)) >= 1);
@@ -205,7 +205,7 @@ export function memoryRowCases(name: string, getStore: () => MemoryStore): void 
     assert.equal(rewritten?.embeddingStatus, 'pending');
     // The old vector is gone with the old content: a vector search finds nothing until re-embedded.
     const vectorOnly = searchOf('zzz', { vector: unit(1, 0, 0, 0), mode: 'vector' });
-    assert.equal((await store.search(a, vectorOnly, t0 + 2)).length, 0);
+    assert.equal((await searchHits(store, a, vectorOnly, t0 + 2)).length, 0);
   });
 
   test(`${name}: delete_many by filter and ids, dry run first, pinned kept unless asked`, async () => {

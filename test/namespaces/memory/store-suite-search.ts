@@ -1,9 +1,10 @@
 /** Store suite cases for search (both arms, filters, floor, weights) and embeddings. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { contentHash, plainWrite, searchTerms } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
+import { queryWords } from '../../../gateway/namespaces/memory/store/text.ts';
 import type { MemoryStore, WriteInput } from '../../../gateway/namespaces/memory/store/types.ts';
-import { embedAll, freshKey, MAX, MODEL, searchOf, t0, unit } from './store-suite-helpers.ts';
+import { embedAll, freshKey, MAX, MODEL, searchHits, searchOf, t0, unit } from './store-suite-helpers.ts';
 
 export function memorySearchCases(name: string, getStore: () => MemoryStore): void {
   test(`${name}: hybrid search fuses both arms, honours filters, floor and weights, and stays in its key`, async () => {
@@ -23,14 +24,15 @@ export function memorySearchCases(name: string, getStore: () => MemoryStore): vo
     await store.write(b, plainWrite(docs[0]![0]), MAX, t0);
     await embedAll(store, new Map(docs.map(([content, vector]) => [content, vector])));
     const q = unit(1, 0.1, 0, 0);
-    const hybrid = await store.search(a, searchOf('migration error', { vector: q, minScore: 0.5 }), t0);
+    const hybrid = await searchHits(store, a, searchOf('migration error', { vector: q, minScore: 0.5 }), t0);
     assert.equal(hybrid[0]?.memory.id, ids[0]);
     assert.equal(hybrid[0]?.source, 'both');
     assert.ok(hybrid.every((hit) => [ids[0], ids[1], ids[3]].includes(hit.memory.id)));
     assert.equal(hybrid.find((hit) => hit.memory.id === ids[1])?.source, 'vector');
     assert.equal(hybrid.find((hit) => hit.memory.id === ids[3])?.source, 'keyword');
-    assert.equal(hybrid.find((hit) => hit.memory.id === ids[3])?.score, null);
-    const vectorOnly = await store.search(
+    assert.ok(hybrid.find((hit) => hit.memory.id === ids[3])!.score! < 0.5);
+    const vectorOnly = await searchHits(
+      store,
       a,
       searchOf('migration error', { vector: q, mode: 'vector', minScore: 0.5 }),
       t0,
@@ -40,12 +42,13 @@ export function memorySearchCases(name: string, getStore: () => MemoryStore): vo
       [ids[0], ids[1]],
     );
     assert.ok(vectorOnly[0]!.score! > 0.99);
-    const keywordOnly = await store.search(a, searchOf('E1234', { vector: q, mode: 'keyword' }), t0);
+    const keywordOnly = await searchHits(store, a, searchOf('E1234', { vector: q, mode: 'keyword' }), t0);
     assert.deepEqual(
       keywordOnly.map((hit) => [hit.memory.id, hit.source]),
       [[ids[0], 'keyword']],
     );
-    const filtered = await store.search(
+    const filtered = await searchHits(
+      store,
       a,
       searchOf('tables', { vector: q, filter: { namespace: 'n2' } }),
       t0,
@@ -54,21 +57,23 @@ export function memorySearchCases(name: string, getStore: () => MemoryStore): vo
       filtered.map((hit) => hit.memory.id),
       [ids[1]],
     );
-    const byTag = await store.search(
+    const byTag = await searchHits(
+      store,
       a,
       searchOf('error', { vector: q, filter: { tags: ['db'] }, minScore: 0.5 }),
       t0,
     );
     assert.deepEqual(new Set(byTag.map((hit) => hit.memory.id)), new Set([ids[0], ids[1]]));
     // Weight zero on the vector arm ranks by keyword alone.
-    const kwWeighted = await store.search(
+    const kwWeighted = await searchHits(
+      store,
       a,
       searchOf('quarter', { vector: q, weights: { vector: 0, keyword: 1 } }),
       t0,
     );
     assert.equal(kwWeighted[0]?.memory.id, ids[3]);
     for (const hit of [...hybrid, ...vectorOnly, ...filtered]) assert.ok(ids.includes(hit.memory.id));
-    const other = await store.search(b, searchOf('migration error', { vector: q }), t0);
+    const other = await searchHits(store, b, searchOf('migration error', { vector: q }), t0);
     assert.equal(other.length, 1);
     assert.ok(!ids.includes(other[0]!.memory.id));
   });
@@ -81,15 +86,15 @@ export function memorySearchCases(name: string, getStore: () => MemoryStore): vo
     const who = (await store.write(a, plainWrite('The Who played here'), MAX, t0)).memory.id;
     await store.write(a, plainWrite('it is what it is'), MAX, t0);
     await store.write(b, plainWrite('the deploy runs on Mondays'), MAX, t0);
-    assert.deepEqual(searchTerms('What is the deploy day?'), ['deploy', 'day']);
-    const found = await store.search(a, searchOf('when is the deploy', { mode: 'keyword' }), t0);
+    assert.deepEqual(queryWords('What is the deploy day?').words, ['deploy', 'day']);
+    const found = await searchHits(store, a, searchOf('when is the deploy', { mode: 'keyword' }), t0);
     assert.deepEqual(
       found.map((hit) => hit.memory.id),
       [deploy],
     );
     // A query made only of function words still searches with them (the SQLite arm has no stopword list).
-    assert.deepEqual(searchTerms('The Who'), ['the', 'who']);
-    const band = await store.search(a, searchOf('The Who', { mode: 'keyword' }), t0);
+    assert.deepEqual(queryWords('The Who').words, ['the', 'who']);
+    const band = await searchHits(store, a, searchOf('The Who', { mode: 'keyword' }), t0);
     if (name === 'sqlite') assert.ok(band.some((hit) => hit.memory.id === who));
     for (const hit of band) assert.notEqual(hit.memory.content, 'the deploy runs on Mondays');
   });
@@ -115,7 +120,7 @@ export function memorySearchCases(name: string, getStore: () => MemoryStore): vo
     assert.ok(reset >= 1);
     assert.equal((await store.get(a, m.id, t0))?.embeddingStatus, 'pending');
     assert.equal(
-      (await store.search(a, searchOf('zzz', { vector: unit(1, 0, 0, 0), mode: 'vector' }), t0)).length,
+      (await searchHits(store, a, searchOf('zzz', { vector: unit(1, 0, 0, 0), mode: 'vector' }), t0)).length,
       0,
     );
   });

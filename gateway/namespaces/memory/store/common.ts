@@ -29,33 +29,6 @@ export function plainWrite(content: string, extra: Partial<WriteInput> = {}): Wr
   };
 }
 
-/**
- * English function words. They occur in a large share of all memories, so OR-ing them into
- * the keyword arm makes it rank most of a key's rows (the bench measured this) while
- * adding nothing to the order; Postgres' 'english' configuration drops the same kind.
- */
-const STOPWORDS = new Set(
-  (
-    'a about above after again against all am an and any are as at be because been before being below ' +
-    'between both but by can could did do does doing down during each few for from further had has have ' +
-    'having he her here hers herself him himself his how i if in into is it its itself just me more most ' +
-    'my myself no nor not now of off on once only or other our ours ourselves out over own same she should ' +
-    'so some such than that the their theirs them themselves then there these they this those through to ' +
-    'too under until up very was we were what when where which while who whom why will with would you ' +
-    'your yours yourself yourselves'
-  ).split(' '),
-);
-
-/**
- * Words for the keyword arm; anything else (quotes, operators) is dropped, so no query can
- * be malformed. Function words are dropped too unless the query has nothing else.
- */
-export function searchTerms(query: string): string[] {
-  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])];
-  const content = words.filter((word) => !STOPWORDS.has(word));
-  return (content.length > 0 ? content : words).slice(0, 64);
-}
-
 export class CursorError extends Error {
   constructor() {
     super('cursor is not valid here; pass next_cursor from the previous page unchanged');
@@ -99,6 +72,7 @@ export interface MemoryRow {
   updated_at: number;
   expires_at: number | null;
   embedding_status: string;
+  superseded_by?: string | null;
 }
 
 /** SQLite hands tags and metadata back as JSON text, Postgres as arrays and objects. */
@@ -115,6 +89,7 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     updatedAt: Number(row.updated_at),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     embeddingStatus: row.embedding_status as EmbeddingStatus,
+    supersededBy: row.superseded_by ?? null,
   };
 }
 
@@ -142,8 +117,6 @@ export function mergeMetadata(
 export function sortedMetadata(metadata: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
-
-export const RRF_K = 60;
 
 /** Keeps a page under the response size budget; always returns at least one row so paging advances. */
 export function pageBySize(

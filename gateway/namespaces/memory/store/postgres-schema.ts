@@ -40,6 +40,22 @@ export const PG_MIGRATIONS: PgMigration[] = [
     name: 'expiry index per key',
     up: 'CREATE INDEX memories_key_expiry ON memories (api_key_id, expires_at) WHERE expires_at IS NOT NULL',
   },
+  {
+    // A memory whose superseder is deleted becomes current again.
+    version: 3,
+    name: 'superseded memories',
+    up: `
+      ALTER TABLE memories ADD COLUMN superseded_by uuid;
+      CREATE INDEX memories_superseded ON memories (superseded_by) WHERE superseded_by IS NOT NULL;
+      CREATE FUNCTION memories_supersede_release() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE memories SET superseded_by = NULL WHERE superseded_by = OLD.public_id;
+        RETURN OLD;
+      END $$;
+      CREATE TRIGGER memories_supersede_release AFTER DELETE ON memories FOR EACH ROW
+        EXECUTE FUNCTION memories_supersede_release();
+    `,
+  },
 ];
 
 /** Created when a model is adopted: its width fixes the column type. */
@@ -87,6 +103,7 @@ export function pgFilter(apiKeyId: string, filter: MemoryFilter, now: number, pa
   if (filter.createdAfter !== undefined) clauses.push(`m.created_at > ${p(filter.createdAfter)}`);
   if (filter.createdBefore !== undefined) clauses.push(`m.created_at < ${p(filter.createdBefore)}`);
   if (filter.updatedAfter !== undefined) clauses.push(`m.updated_at > ${p(filter.updatedAfter)}`);
+  if (filter.currentOnly) clauses.push('m.superseded_by IS NULL');
   if (filter.pinned !== undefined) clauses.push(`m.pinned = ${p(filter.pinned)}`);
   return clauses.join(' AND ');
 }

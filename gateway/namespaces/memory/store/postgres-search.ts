@@ -1,7 +1,7 @@
 import type { PgClient } from '../../../store/index.ts';
-import { type MemoryRow, RRF_K, toRecord } from './common.ts';
+import { type MemoryRow, toRecord } from './common.ts';
 import { pgFilter, vectorLiteral } from './postgres-schema.ts';
-import type { SearchHit, SearchRequest } from './types.ts';
+import type { SearchCandidates, SearchRequest } from './types.ts';
 
 /** What the search and vector modules need from the store: plain queries and key-locked transactions. */
 export interface PgAccess {
@@ -14,65 +14,135 @@ async function hasVectorTable(db: PgAccess): Promise<boolean> {
   return row?.t != null;
 }
 
+type CandidateRow = MemoryRow & {
+  _cos: number | null;
+  _kw: number | null;
+  _vr: string | null;
+  _kr: string | null;
+};
+
 /**
- * Hybrid search in one statement: the pgvector cosine arm (HNSW with iterative scans, the
- * key filter inside) and the tsvector arm, each ranked on its own and fused by weighted
- * reciprocal rank. Every arm and the final join are scoped by the key.
+ * The candidates of a search in one statement: the pgvector cosine arm (HNSW with iterative
+ * scans, the key filter inside) and the tsvector arm (`english` configuration), each ranked
+ * on its own and scoped by the key, joined to their rows with every candidate's cosine.
+ * The fused order is ranking.ts's job, the same as for SQLite.
  */
 export async function pgSearch(
   db: PgAccess,
   apiKeyId: string,
   request: SearchRequest,
   now: number,
-): Promise<SearchHit[]> {
-  const useVector = request.mode !== 'keyword' && request.vector !== null && (await hasVectorTable(db));
-  const useKeyword = request.mode !== 'vector' && request.terms.length > 0;
-  if (!useVector && !useKeyword) return [];
+): Promise<SearchCandidates> {
+  const vectors = request.vector !== null && (await hasVectorTable(db));
+  const useVector = request.mode !== 'keyword' && vectors;
+  const useKeyword = request.mode !== 'vector' && request.words.length > 0;
+  const [total, documentFrequency] = await Promise.all([
+    db
+      .q<{ n: string }>(
+        'SELECT count(*) AS n FROM memories WHERE api_key_id = $1 AND (expires_at IS NULL OR expires_at > $2)',
+        [apiKeyId, now],
+      )
+      .then(([row]) => Number(row?.n ?? 0)),
+    frequencies(db, apiKeyId, request, now),
+  ]);
+  if (!useVector && !useKeyword) return { candidates: [], total, documentFrequency };
   const params: unknown[] = [];
   const where = pgFilter(apiKeyId, request.filter, now, params);
   const p = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;
   };
-  const fetch = p(request.limit * 4);
-  let vec = 'SELECT NULL::bigint AS id, NULL::float8 AS d, NULL::bigint AS rnk WHERE false';
+  const fetch = p(request.fetch);
+  const qv = vectors ? p(vectorLiteral(request.vector!)) : null;
+  let vec = 'SELECT NULL::bigint AS id, NULL::bigint AS rnk WHERE false';
   if (useVector) {
-    const qv = p(vectorLiteral(request.vector!));
-    vec = `SELECT id, d, row_number() OVER (ORDER BY d) AS rnk FROM (
+    vec = `SELECT id, row_number() OVER (ORDER BY d) AS rnk FROM (
              SELECT v.memory_id AS id, (v.embedding <=> ${qv}::vector)::float8 AS d
                FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
               WHERE v.api_key_id = $1 AND ${where}
-              ORDER BY v.embedding <=> ${qv}::vector LIMIT ${fetch}) x
-           WHERE d <= ${p(1 - request.minScore)}`;
+              ORDER BY v.embedding <=> ${qv}::vector LIMIT ${fetch}) x`;
   }
   let kw = 'SELECT NULL::bigint AS id, NULL::float8 AS r, NULL::bigint AS rnk WHERE false';
   if (useKeyword) {
-    const tsq = p(request.terms.join(' OR '));
+    const tsq = p(request.words.join(' OR '));
     kw = `SELECT id, r, row_number() OVER (ORDER BY r DESC, id DESC) AS rnk FROM (
             SELECT m.id, ts_rank_cd(m.content_tsv, q)::float8 AS r
               FROM memories m, websearch_to_tsquery('english', ${tsq}) q
              WHERE ${where} AND m.content_tsv @@ q ORDER BY r DESC LIMIT ${fetch}) y`;
   }
-  const wv = p(request.weights.vector);
-  const wk = p(request.weights.keyword);
-  const limit = p(request.limit);
-  const rows = await db.q<MemoryRow & { _distance: number | null; _bm: number | null; _rrf: number }>(
+  const cosine = vectors
+    ? `(SELECT 1 - (v.embedding <=> ${qv}::vector)::float8 FROM memory_vectors v WHERE v.memory_id = m.id)`
+    : 'NULL::float8';
+  const rows = await db.q<CandidateRow>(
     `WITH vec AS (${vec}), kw AS (${kw}),
-     fused AS (
-       SELECT COALESCE(vec.id, kw.id) AS id, vec.d, kw.r,
-              COALESCE(${wv}::float8 / (${RRF_K} + vec.rnk), 0) + COALESCE(${wk}::float8 / (${RRF_K} + kw.rnk), 0) AS rrf
-         FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
-     SELECT m.*, fused.d AS _distance, fused.r AS _bm, fused.rrf AS _rrf
-       FROM fused JOIN memories m ON m.id = fused.id AND m.api_key_id = $1
-      ORDER BY fused.rrf DESC, m.id DESC LIMIT ${limit}`,
+     found AS (SELECT COALESCE(vec.id, kw.id) AS id, vec.rnk AS vr, kw.rnk AS kr, kw.r
+                 FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
+     SELECT m.*, ${cosine} AS _cos, found.r AS _kw, found.vr AS _vr, found.kr AS _kr
+       FROM found JOIN memories m ON m.id = found.id AND m.api_key_id = $1`,
     params,
   );
-  return rows.map((row) => ({
+  const candidates = rows.map((row) => ({
     memory: toRecord(row),
-    score: row._distance === null ? null : 1 - row._distance,
-    keywordScore: row._bm,
-    rrf: row._rrf,
-    source:
-      row._distance !== null && row._bm !== null ? 'both' : row._distance !== null ? 'vector' : 'keyword',
+    cosine: row._cos === null ? null : Number(row._cos),
+    keywordScore: row._kw,
+    vectorRank: row._vr === null ? null : Number(row._vr),
+    keywordRank: row._kr === null ? null : Number(row._kr),
   }));
+  return { candidates, total, documentFrequency };
+}
+
+/**
+ * Each query stem's document count in the key, counted through the tsvector index with the
+ * word parsed by the `english` configuration (the stem itself is Porter's, see text.ts).
+ */
+async function frequencies(
+  db: PgAccess,
+  apiKeyId: string,
+  request: SearchRequest,
+  now: number,
+): Promise<Record<string, number>> {
+  if (request.words.length === 0) return {};
+  const rows = await db.q<{ i: number; n: string }>(
+    `SELECT w.i, (SELECT count(*) FROM memories m
+                   WHERE m.api_key_id = $1 AND (m.expires_at IS NULL OR m.expires_at > $2)
+                     AND m.content_tsv @@ plainto_tsquery('english', w.word)) AS n
+       FROM unnest($3::text[]) WITH ORDINALITY AS w(word, i)`,
+    [apiKeyId, now, request.words],
+  );
+  const out: Record<string, number> = {};
+  for (const row of rows) out[request.stems[Number(row.i) - 1]!] = Number(row.n);
+  return out;
+}
+
+/**
+ * The automatic update rule on Postgres, as supersedeSimilarRows does it on SQLite: each
+ * memory supersedes the older current ones of its key and namespace within `minSimilarity`
+ * cosine, never pinned or upsert-keyed ones. The HNSW index finds the nearest few.
+ */
+export async function pgSupersedeSimilar(
+  db: PgAccess,
+  rowIds: number[],
+  minSimilarity: number,
+): Promise<number> {
+  if (!(await hasVectorTable(db))) return 0;
+  let marked = 0;
+  for (const rowId of rowIds) {
+    const rows = await db.q<{ id: string }>(
+      `WITH me AS (
+         SELECT m.id, m.public_id, m.api_key_id, m.namespace, v.embedding FROM memories m
+           JOIN memory_vectors v ON v.memory_id = m.id WHERE m.id = $1 AND m.superseded_by IS NULL),
+       near AS (
+         SELECT m.id, (v.embedding <=> me.embedding) AS d FROM me
+           JOIN memory_vectors v ON v.api_key_id = me.api_key_id
+           JOIN memories m ON m.id = v.memory_id
+          WHERE m.namespace = me.namespace AND m.id < me.id AND m.superseded_by IS NULL
+            AND NOT m.pinned AND m.key IS NULL
+          ORDER BY v.embedding <=> me.embedding LIMIT 16)
+       UPDATE memories SET superseded_by = (SELECT public_id FROM me)
+        WHERE id IN (SELECT id FROM near WHERE d <= $2) RETURNING id`,
+      [rowId, 1 - minSimilarity],
+    );
+    marked += rows.length;
+  }
+  return marked;
 }

@@ -18,7 +18,7 @@ import {
   unionTags,
 } from './common.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
-import { type PgAccess, pgSearch } from './postgres-search.ts';
+import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
 import {
   type EmbeddingModelInfo,
@@ -30,8 +30,9 @@ import {
   type Page,
   type PendingEmbedding,
   type PendingOutcome,
-  type SearchHit,
+  type SearchCandidates,
   type SearchRequest,
+  SupersedesNotFoundError,
   type UpdatePatch,
   type WriteInput,
   type WriteResult,
@@ -90,8 +91,37 @@ export class PostgresMemoryStore implements MemoryStore {
     return toRecord((await c.query('SELECT * FROM memories WHERE id = $1', [id])).rows[0] as MemoryRow);
   }
 
+  /** A `supersedes` naming no memory of the key writes nothing. */
   async write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
     return this.tx(apiKeyId, async (c) => {
+      const older = input.supersedes;
+      if (older !== undefined) {
+        const found = await c.query(
+          'SELECT 1 FROM memories WHERE public_id = $1 AND api_key_id = $2 AND (expires_at IS NULL OR expires_at > $3)',
+          [older, apiKeyId, now],
+        );
+        if (found.rowCount === 0) throw new SupersedesNotFoundError(older);
+      }
+      const result = await this.writeRow(c, apiKeyId, input, maxPerKey, now);
+      if (older !== undefined && older !== result.memory.id) {
+        await c.query('UPDATE memories SET superseded_by = $1 WHERE public_id = $2 AND api_key_id = $3', [
+          result.memory.id,
+          older,
+          apiKeyId,
+        ]);
+      }
+      return result;
+    });
+  }
+
+  private async writeRow(
+    c: PgClient,
+    apiKeyId: string,
+    input: WriteInput,
+    maxPerKey: number,
+    now: number,
+  ): Promise<WriteResult> {
+    {
       await c.query(
         'DELETE FROM memories WHERE api_key_id = $1 AND expires_at IS NOT NULL AND expires_at <= $2',
         [apiKeyId, now],
@@ -174,7 +204,7 @@ export class PostgresMemoryStore implements MemoryStore {
         ],
       );
       return { memory: toRecord(inserted.rows[0] as MemoryRow), status: 'created', evictedIds };
-    });
+    }
   }
 
   private async makeRoom(c: PgClient, apiKeyId: string, maxPerKey: number): Promise<string[]> {
@@ -342,8 +372,17 @@ export class PostgresMemoryStore implements MemoryStore {
     };
   }
 
-  async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
+  async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchCandidates> {
     return pgSearch(this.access, apiKeyId, request, now);
+  }
+
+  async supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number> {
+    if (minSimilarity >= 1 || rowIds.length === 0) return 0;
+    return pgSupersedeSimilar(
+      this.access,
+      [...rowIds].sort((a, b) => a - b),
+      minSimilarity,
+    );
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {

@@ -49,6 +49,7 @@ export function sqliteFilter(apiKeyId: string, filter: MemoryFilter, now: number
     clauses.push('m.updated_at > @updatedAfter');
     params.updatedAfter = filter.updatedAfter;
   }
+  if (filter.currentOnly) clauses.push('m.superseded_by IS NULL');
   if (filter.pinned !== undefined) {
     clauses.push('m.pinned = @pinned');
     params.pinned = filter.pinned ? 1 : 0;

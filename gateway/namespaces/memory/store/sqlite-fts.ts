@@ -1,34 +1,37 @@
 import { createHash } from 'node:crypto';
 import type { SqliteDatabase } from '../../../store/index.ts';
+import { textStems } from './text.ts';
 
 /**
- * The keyword index holds each word prefixed by a tag of its api key ("k<tag>_word"), so
- * one key's doclists never contain another key's rows: a keyword search costs the same
- * in a file shared by many keys as in one holding a single key, and bm25's document
- * frequencies come from the caller's own memories only. An FTS column holding the key,
- * ANDed into the match, was tried first and made single-key searches ten times slower.
+ * The keyword index holds each word's Porter stem, computed here (text.ts), prefixed by a
+ * tag of its api key ("k<tag>_<stem>"). The stem is the one FTS5's own `porter unicode61`
+ * gives the word on the text alone: the tag is added after stemming, so it never changes
+ * what a word matches (schema 4 put the tag before FTS5's stemmer ran, and "user" then
+ * matched "use"). The tag keeps one key's doclists free of another key's rows, so a
+ * search costs the same in a file shared by many keys, and the document frequency of a
+ * tagged term counts the caller's memories only. The FTS5 tokenizer is `ascii` with `_`
+ * as a token character: it splits on the spaces between prepared tokens and nothing else.
  */
 export function keyTag(apiKeyId: string): string {
   return `k${createHash('sha256').update(apiKeyId).digest('hex').slice(0, 12)}`;
 }
 
-/** Words as the index sees them; the query side splits the same way (see ftsQuery). */
-function words(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-}
-
 export function ftsText(apiKeyId: string, content: string): string {
   const tag = keyTag(apiKeyId);
-  return words(content)
-    .map((word) => `${tag}_${word}`)
+  return textStems(content)
+    .map((stem) => `${tag}_${stem}`)
     .join(' ');
 }
 
-/** An FTS5 MATCH expression: any of the terms, in the caller's key only. */
-export function ftsQuery(apiKeyId: string, terms: string[]): string | null {
+/** The tagged index terms of the given stems, in the same order. */
+export function ftsTerms(apiKeyId: string, stems: string[]): string[] {
   const tag = keyTag(apiKeyId);
-  const tokens = [...new Set(terms.flatMap(words))];
-  return tokens.length === 0 ? null : tokens.map((token) => `"${tag}_${token}"`).join(' OR ');
+  return stems.map((stem) => `${tag}_${stem}`);
+}
+
+/** An FTS5 MATCH expression: any of the terms. */
+export function ftsQuery(terms: string[]): string | null {
+  return terms.length === 0 ? null : terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR ');
 }
 
 /**
@@ -41,16 +44,7 @@ export function registerMemoryFunctions(db: SqliteDatabase): void {
   );
 }
 
-/** Schema version 4: the key-tagged, contentless keyword index. */
-export const KEY_TAGGED_FTS_SQL = `
-  DROP TRIGGER memories_fts_insert;
-  DROP TRIGGER memories_fts_delete;
-  DROP TRIGGER memories_fts_update;
-  DROP TABLE memories_fts;
-  CREATE VIRTUAL TABLE memories_fts USING fts5(
-    body, content='', contentless_delete=1, tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
-  );
-  INSERT INTO memories_fts (rowid, body) SELECT id, memory_fts_text(api_key_id, content) FROM memories;
+const FTS_TRIGGERS_SQL = `
   CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts (rowid, body) VALUES (new.id, memory_fts_text(new.api_key_id, new.content));
   END;
@@ -60,5 +54,42 @@ export const KEY_TAGGED_FTS_SQL = `
   CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
     DELETE FROM memories_fts WHERE rowid = old.id;
     INSERT INTO memories_fts (rowid, body) VALUES (new.id, memory_fts_text(new.api_key_id, new.content));
+  END;
+`;
+
+const DROP_FTS_SQL = `
+  DROP TRIGGER memories_fts_insert;
+  DROP TRIGGER memories_fts_delete;
+  DROP TRIGGER memories_fts_update;
+  DROP TABLE memories_fts;
+`;
+
+/** Schema version 4: the key-tagged, contentless keyword index (FTS5's porter after the tag). */
+export const KEY_TAGGED_FTS_SQL = `
+  ${DROP_FTS_SQL}
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    body, content='', contentless_delete=1, tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
+  );
+  INSERT INTO memories_fts (rowid, body) SELECT id, memory_fts_text(api_key_id, content) FROM memories;
+  ${FTS_TRIGGERS_SQL}
+`;
+
+/**
+ * Schema version 6: stems made before the tag (see above), a vocabulary view for each
+ * term's document count, and superseded memories. A memory whose superseder is deleted
+ * becomes current again.
+ */
+export const STEMMED_FTS_SQL = `
+  ${DROP_FTS_SQL}
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    body, content='', contentless_delete=1, tokenize="ascii tokenchars '_'"
+  );
+  INSERT INTO memories_fts (rowid, body) SELECT id, memory_fts_text(api_key_id, content) FROM memories;
+  ${FTS_TRIGGERS_SQL}
+  CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, row);
+  ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+  CREATE INDEX memories_superseded ON memories (superseded_by) WHERE superseded_by IS NOT NULL;
+  CREATE TRIGGER memories_supersede_release AFTER DELETE ON memories BEGIN
+    UPDATE memories SET superseded_by = NULL WHERE superseded_by = old.public_id;
   END;
 `;

@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
-import { type MemoryRow, RRF_K, toRecord } from './common.ts';
+import { type MemoryRow, toRecord } from './common.ts';
 import type { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { narrowsBeyondKey, type SqlFragment, sqliteFilter } from './sqlite-filter.ts';
-import { ftsQuery } from './sqlite-fts.ts';
+import { ftsQuery, ftsTerms } from './sqlite-fts.ts';
 import { signBits } from './sqlite-schema.ts';
-import type { SearchHit, SearchRequest } from './types.ts';
+import type { SearchCandidates, SearchRequest } from './types.ts';
 
 type Statements = (sql: string) => Database.Statement<unknown[]>;
 
@@ -32,8 +32,10 @@ interface Ranked {
 }
 
 /**
- * Hybrid search: FTS5 bm25 and vector cosine, each arm ranked on its own and scoped by the
- * key, fused by weighted reciprocal rank, then the winners' rows read by id within the key.
+ * The candidates of a search: the vector arm's nearest (by cosine) and the keyword arm's
+ * best (by FTS5 bm25), each ranked on its own and scoped by the key, read by id within the
+ * key with every candidate's cosine; the fused order is ranking.ts's job. Also the key's
+ * memory count and each query stem's document count within the key, for keyword relevance.
  */
 export function sqliteSearch(
   st: Statements,
@@ -41,56 +43,78 @@ export function sqliteSearch(
   apiKeyId: string,
   request: SearchRequest,
   now: number,
-): SearchHit[] {
+): SearchCandidates {
   const where = sqliteFilter(apiKeyId, request.filter, now);
-  const fetch = Math.min(request.limit * 4, MAX_CANDIDATES);
+  const fetch = Math.min(request.fetch, MAX_CANDIDATES);
   const useVector = request.mode !== 'keyword' && request.vector !== null && bitIndex !== null;
-  const fts =
-    request.mode !== 'vector' && request.terms.length > 0 ? ftsQuery(apiKeyId, request.terms) : null;
+  const terms = ftsTerms(apiKeyId, request.stems);
+  const fts = request.mode !== 'vector' ? ftsQuery(terms) : null;
   const vec = useVector ? vectorArm(st, bitIndex!, apiKeyId, request, where, fetch) : [];
   const kw = fts !== null ? keywordArm(st, request, where, fts, fetch) : [];
-  if (vec.length === 0 && kw.length === 0) return [];
-
-  const fused = new Map<number, { distance: number | null; bm: number | null; rrf: number }>();
-  vec.forEach((hit, i) => {
-    fused.set(hit.id, { distance: hit.value, bm: null, rrf: request.weights.vector / (RRF_K + i + 1) });
-  });
+  const total =
+    (st('SELECT n FROM memory_key_counts WHERE api_key_id = ?').get(apiKeyId) as { n: number } | undefined)
+      ?.n ?? 0;
+  const documentFrequency = frequencies(st, request.stems, terms);
+  const ranks = new Map<
+    number,
+    { vectorRank: number | null; keywordRank: number | null; bm: number | null }
+  >();
+  for (const [i, hit] of vec.entries()) ranks.set(hit.id, { vectorRank: i + 1, keywordRank: null, bm: null });
   kw.forEach((hit, i) => {
-    const rrf = request.weights.keyword / (RRF_K + i + 1);
-    const both = fused.get(hit.id);
-    if (both) {
-      both.bm = hit.value;
-      both.rrf += rrf;
-    } else fused.set(hit.id, { distance: null, bm: hit.value, rrf });
+    const seen = ranks.get(hit.id);
+    if (seen) Object.assign(seen, { keywordRank: i + 1, bm: hit.value });
+    else ranks.set(hit.id, { vectorRank: null, keywordRank: i + 1, bm: hit.value });
   });
-  const winners = [...fused.entries()]
-    .sort(([a, x], [b, y]) => y.rrf - x.rrf || b - a)
-    .slice(0, request.limit);
-  const rows = new Map(
+  if (ranks.size === 0) return { candidates: [], total, documentFrequency };
+  const ids = JSON.stringify([...ranks.keys()]);
+  const rows = (
+    request.vector !== null && bitIndex !== null
+      ? st(
+          `SELECT m.*, CASE WHEN f.embedding IS NULL THEN NULL ELSE 1 - vec_distance_cosine(f.embedding, @qv) END AS _cos
+             FROM json_each(@ids) j
+             CROSS JOIN memories m ON m.id = j.value LEFT JOIN memories_vec_float f ON f.memory_id = m.id
+            WHERE m.api_key_id = @key`,
+        ).all({ ids, key: apiKeyId, qv: vectorBlob(request.vector!) })
+      : st(
+          'SELECT m.*, NULL AS _cos FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
+        ).all({ ids, key: apiKeyId })
+  ) as (MemoryRow & { _cos: number | null })[];
+  const candidates = rows.map((row) => {
+    const rank = ranks.get(row.id)!;
+    return {
+      memory: toRecord(row),
+      cosine: row._cos,
+      keywordScore: rank.bm === null ? null : -rank.bm,
+      vectorRank: rank.vectorRank,
+      keywordRank: rank.keywordRank,
+    };
+  });
+  return { candidates, total, documentFrequency };
+}
+
+function vectorBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/** Each stem's document count in the key: its tagged term's row in the vocabulary table. */
+function frequencies(st: Statements, stems: string[], terms: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (stems.length === 0) return out;
+  const found = new Map(
     (
-      st(
-        'SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
-      ).all({ ids: JSON.stringify(winners.map(([id]) => id)), key: apiKeyId }) as MemoryRow[]
-    ).map((row) => [row.id, row]),
+      st('SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))').all(
+        JSON.stringify(terms),
+      ) as { term: string; doc: number }[]
+    ).map((row) => [row.term, row.doc]),
   );
-  return winners.flatMap(([id, hit]) => {
-    const row = rows.get(id);
-    if (!row) return []; // deleted between the arms and this read
-    return [
-      {
-        memory: toRecord(row),
-        score: hit.distance === null ? null : 1 - hit.distance,
-        keywordScore: hit.bm === null ? null : -hit.bm,
-        rrf: hit.rrf,
-        source:
-          hit.distance !== null && hit.bm !== null ? 'both' : hit.distance !== null ? 'vector' : 'keyword',
-      },
-    ];
+  stems.forEach((stem, i) => {
+    out[stem] = found.get(terms[i]!) ?? 0;
   });
+  return out;
 }
 
 /**
- * Nearest by cosine distance, at most `fetch`, within the score floor. Narrow filters scan
+ * Nearest by cosine distance, at most `fetch`. Narrow filters scan
  * the matching rows' float vectors exactly. Otherwise the key's in-memory sign bits yield
  * candidates (Hamming distance) that float cosine re-ranks; a key with fewer vectors than
  * candidates is thereby searched exactly.
@@ -104,12 +128,7 @@ function vectorArm(
   fetch: number,
 ): Ranked[] {
   const vector = request.vector!;
-  const params: Record<string, unknown> = {
-    ...where.params,
-    qv: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
-    maxd: 1 - request.minScore,
-    fetch,
-  };
+  const params: Record<string, unknown> = { ...where.params, qv: vectorBlob(vector), fetch };
   let source: string;
   if (narrowsBeyondKey(request.filter)) {
     source = 'memories m JOIN memories_vec_float f ON f.memory_id = m.id';
@@ -122,10 +141,8 @@ function vectorArm(
               CROSS JOIN memories m ON m.id = f.memory_id`;
   }
   return st(
-    `SELECT id, value FROM (
-       SELECT f.memory_id AS id, vec_distance_cosine(f.embedding, @qv) AS value FROM ${source}
-        WHERE ${where.sql} ORDER BY value LIMIT @fetch)
-      WHERE value <= @maxd`,
+    `SELECT f.memory_id AS id, vec_distance_cosine(f.embedding, @qv) AS value FROM ${source}
+      WHERE ${where.sql} ORDER BY value LIMIT @fetch`,
   ).all(params) as Ranked[];
 }
 

@@ -23,6 +23,7 @@ import { sqliteFilter } from './sqlite-filter.ts';
 import { registerMemoryFunctions } from './sqlite-fts.ts';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
 import { sqliteSearch } from './sqlite-search.ts';
+import { supersedeSimilarRows } from './sqlite-supersede.ts';
 import { SqliteVectorSpace } from './sqlite-vectors.ts';
 import { SqliteWriteGroup } from './sqlite-write-group.ts';
 import {
@@ -35,8 +36,9 @@ import {
   type Page,
   type PendingEmbedding,
   type PendingOutcome,
-  type SearchHit,
+  type SearchCandidates,
   type SearchRequest,
+  SupersedesNotFoundError,
   type UpdatePatch,
   type WriteInput,
   type WriteResult,
@@ -102,8 +104,21 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.writes.run(() => this.writeNow(apiKeyId, input, maxPerKey, now));
   }
 
-  /** Runs inside the write group's transaction. */
+  /** Runs inside the write group's transaction; a `supersedes` naming no memory of the key writes nothing. */
   private writeNow(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): WriteResult {
+    const older = input.supersedes;
+    if (older !== undefined && !this.row(apiKeyId, older, now)) throw new SupersedesNotFoundError(older);
+    const result = this.writeRow(apiKeyId, input, maxPerKey, now);
+    if (older === undefined || older === result.memory.id) return result;
+    this.st('UPDATE memories SET superseded_by = ? WHERE public_id = ? AND api_key_id = ?').run(
+      result.memory.id,
+      older,
+      apiKeyId,
+    );
+    return result;
+  }
+
+  private writeRow(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): WriteResult {
     // Expired rows are gone for every purpose: they neither block a key nor count to the cap.
     this.st('DELETE FROM memories WHERE api_key_id = ? AND expires_at IS NOT NULL AND expires_at <= ?').run(
       apiKeyId,
@@ -352,13 +367,24 @@ export class SqliteMemoryStore implements MemoryStore {
     };
   }
 
-  async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]> {
+  async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchCandidates> {
     return sqliteSearch(
       (sql) => this.st(sql),
       this.vectors.ready ? this.bitIndex : null,
       apiKeyId,
       request,
       now,
+    );
+  }
+
+  async supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number> {
+    if (minSimilarity >= 1 || !this.vectors.ready) return 0;
+    return supersedeSimilarRows(
+      this.db,
+      (sql) => this.st(sql),
+      this.bitIndex,
+      [...rowIds].sort((a, b) => a - b),
+      minSimilarity,
     );
   }
 

@@ -19,6 +19,8 @@ export interface MemoryRecord {
   updatedAt: number;
   expiresAt: number | null;
   embeddingStatus: EmbeddingStatus;
+  /** The id of the newer memory that replaced this one, or null while it is current. */
+  supersededBy: string | null;
 }
 
 export interface MemoryFilter {
@@ -31,6 +33,8 @@ export interface MemoryFilter {
   updatedAfter?: number;
   pinned?: boolean;
   includeExpired?: boolean;
+  /** Leaves out memories a newer one superseded (search does unless asked not to). */
+  currentOnly?: boolean;
 }
 
 export interface WriteInput {
@@ -43,6 +47,8 @@ export interface WriteInput {
   expiresAt: number | null;
   pinned: boolean;
   dedupe: 'exact' | 'none';
+  /** The id of an older memory of the same key this one replaces; it must exist. */
+  supersedes?: string;
 }
 
 export interface WriteResult {
@@ -68,24 +74,44 @@ export interface Page {
 }
 
 export interface SearchRequest {
-  /** Tokens for the keyword arm, already split into words (the store quotes them). */
-  terms: string[];
+  /** The query's content words and their stems (see text.ts). */
+  words: string[];
+  stems: string[];
   /** Query embedding; null runs the keyword arm only. */
   vector: Float32Array | null;
   mode: SearchMode;
-  limit: number;
-  minScore: number;
-  weights: { vector: number; keyword: number };
+  /** How many candidates each arm hands to the ranking. */
+  fetch: number;
   filter: MemoryFilter;
 }
 
-export interface SearchHit {
+/** One memory an arm found, with what ranking needs; the order is the ranking's job. */
+export interface Candidate {
   memory: MemoryRecord;
-  /** Cosine similarity from the vector arm, null when only the keyword arm found it. */
-  score: number | null;
+  /** Cosine similarity to the query vector, null when either has no vector. */
+  cosine: number | null;
+  /** The keyword arm's raw score (FTS5 bm25 negated, or Postgres ts_rank_cd), null when it did not match. */
   keywordScore: number | null;
-  rrf: number;
-  source: 'vector' | 'keyword' | 'both';
+  /** 1-based ranks within each arm, null when that arm did not return it. */
+  vectorRank: number | null;
+  keywordRank: number | null;
+}
+
+export interface SearchCandidates {
+  candidates: Candidate[];
+  /** How many memories the key holds (for idf and for an honest empty answer). */
+  total: number;
+  /** Per query stem: in how many of the key's memories it occurs. */
+  documentFrequency: Record<string, number>;
+}
+
+/** Thrown by a write whose `supersedes` names no memory of the key; nothing is written. */
+export class SupersedesNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(
+      `supersedes: no memory ${id} in this key; pass the id of an existing memory (memory_search or memory_list show ids)`,
+    );
+  }
 }
 
 export interface MemoryStats {
@@ -149,7 +175,13 @@ export interface MemoryStore {
     now: number,
   ): Promise<{ memories: MemoryRecord[]; nextCursor: string | null }>;
   stats(apiKeyId: string, now: number): Promise<MemoryStats>;
-  search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchHit[]>;
+  search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchCandidates>;
+  /**
+   * Marks older memories of the same key and namespace whose vector lies within
+   * `minSimilarity` cosine of each given memory's as superseded by it (the automatic
+   * update rule; see ranking.ts). Returns how many were marked.
+   */
+  supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number>;
 
   /** The model whose vectors the store holds; null before the first vector is stored. */
   embeddingModel(): Promise<EmbeddingModelInfo | null>;

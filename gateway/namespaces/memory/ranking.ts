@@ -1,0 +1,181 @@
+import { textStems } from './store/text.ts';
+import type { Candidate, MemoryRecord, SearchCandidates } from './store/types.ts';
+
+/**
+ * How a search's candidates become an answer, the same for both stores.
+ *
+ * Every candidate gets a `relevance` in [0, 1]:
+ *   relevance = v · semantic + (1 − v) · keyword
+ * - `semantic` is the cosine to the query rescaled per embedder: `floor` (about what two
+ *   unrelated texts score) maps to 0 and `full` (a close paraphrase) to 1, clipped.
+ * - `keyword` is the share of the query's content words the memory contains, each word
+ *   weighted by its idf within the caller's own memories: 1 means every word is there.
+ * Both parts are absolute (not rescaled per query), so relevance can say "weak" and mean
+ * it across queries. Hits are ordered by relevance (`convex`) or by weighted reciprocal
+ * rank of the two arms (`rrf`); `npm run bench -- memory-quality` measured both.
+ */
+export interface RankSettings {
+  fusion: 'convex' | 'rrf';
+  /** v above: the semantic part's share (convex), or the vector arm's RRF weight against 1 − v. */
+  vectorWeight: number;
+  /** Cosine → semantic rescaling for the embedder in use. */
+  floor: number;
+  full: number;
+  /** Below this relevance a hit is weak: the answer may not be stored. */
+  weakBelow: number;
+  /** Below this relevance a candidate is noise: left out unless include_weak. */
+  hideBelow: number;
+}
+
+export interface RankRequest {
+  stems: string[];
+  /** `vector` ranks by meaning alone and `keyword` by words alone; `hybrid` (the default) by both. */
+  mode?: 'hybrid' | 'keyword' | 'vector';
+  limit: number;
+  /** Explicit cosine floor: candidates only the vector arm found, under it, are dropped. */
+  minScore?: number;
+  includeWeak: boolean;
+  /** Optional recency boost (off unless asked): at most `weight`, halving every `halfLifeDays`. */
+  recency?: { halfLifeDays: number; weight: number };
+  /** Vector-arm weights given by the caller instead of the settings' split. */
+  weights?: { vector: number; keyword: number };
+}
+
+export interface RankedHit {
+  memory: MemoryRecord;
+  relevance: number;
+  semantic: number | null;
+  keyword: number;
+  cosine: number | null;
+  keywordScore: number | null;
+  source: 'vector' | 'keyword' | 'both';
+  weak: boolean;
+}
+
+export interface Ranked {
+  hits: RankedHit[];
+  /** The best candidate's relevance, hidden ones included; null when nothing was found. */
+  best: number | null;
+  /** The best candidate is weak (or there is none): an agent should not claim to know. */
+  weak: boolean;
+  /** Candidates left out as noise (include_weak shows them). */
+  hidden: number;
+}
+
+const RRF_K = 60;
+/** Recency can lift a hit by at most this much, and never past a hit of the stronger class. */
+export const MAX_RECENCY_WEIGHT = 0.1;
+const DAY_MS = 86_400_000;
+
+/** BM25's idf, kept positive (a word in every memory still counts a little). */
+function idf(total: number, df: number): number {
+  return Math.log(1 + (Math.max(total, df) - df + 0.5) / (df + 0.5));
+}
+
+export function keywordRelevance(
+  content: string,
+  stems: readonly string[],
+  documentFrequency: Readonly<Record<string, number>>,
+  total: number,
+): number {
+  if (stems.length === 0) return 0;
+  const present = new Set(textStems(content));
+  let all = 0;
+  let found = 0;
+  for (const stem of stems) {
+    const weight = idf(total, documentFrequency[stem] ?? 0);
+    all += weight;
+    if (present.has(stem)) found += weight;
+  }
+  return all > 0 ? found / all : 0;
+}
+
+export function semanticRelevance(cosine: number | null, settings: RankSettings): number | null {
+  if (cosine === null) return null;
+  const scaled = (cosine - settings.floor) / (settings.full - settings.floor);
+  return Math.min(1, Math.max(0, scaled));
+}
+
+function splitOf(settings: RankSettings, request: RankRequest): { v: number; k: number } {
+  if (request.mode === 'vector') return { v: 1, k: 0 };
+  if (request.mode === 'keyword') return { v: 0, k: 1 };
+  if (!request.weights) return { v: settings.vectorWeight, k: 1 - settings.vectorWeight };
+  const sum = request.weights.vector + request.weights.keyword;
+  return sum > 0 ? { v: request.weights.vector / sum, k: request.weights.keyword / sum } : { v: 0, k: 1 };
+}
+
+function score(candidate: Candidate, found: SearchCandidates, request: RankRequest, settings: RankSettings) {
+  const keyword =
+    request.mode === 'vector'
+      ? 0
+      : keywordRelevance(candidate.memory.content, request.stems, found.documentFrequency, found.total);
+  const semantic = semanticRelevance(candidate.cosine, settings);
+  const { v, k } = splitOf(settings, request);
+  // A memory not embedded yet (or a search without a query vector) is judged by its words alone.
+  const relevance = semantic === null ? keyword : v * semantic + k * keyword;
+  const rrf =
+    (candidate.vectorRank === null ? 0 : v / (RRF_K + candidate.vectorRank)) +
+    (candidate.keywordRank === null ? 0 : k / (RRF_K + candidate.keywordRank));
+  return { keyword, semantic, relevance, rrf };
+}
+
+export function rankCandidates(
+  found: SearchCandidates,
+  request: RankRequest,
+  settings: RankSettings,
+  now: number,
+): Ranked {
+  const minScore = request.minScore;
+  const scored = found.candidates.map((candidate) => {
+    const parts = score(candidate, found, request, settings);
+    // How it matched: by meaning when its cosine clears the embedder's floor (and an
+    // explicit min_score), by words when it holds any of the query's words.
+    const inVector =
+      request.mode !== 'keyword' &&
+      (parts.semantic ?? 0) > 0 &&
+      (minScore === undefined || (candidate.cosine ?? 0) >= minScore);
+    const inKeyword = parts.keyword > 0;
+    const hit: RankedHit = {
+      memory: candidate.memory,
+      relevance: round(parts.relevance),
+      semantic: parts.semantic === null ? null : round(parts.semantic),
+      keyword: round(parts.keyword),
+      cosine: candidate.cosine === null ? null : round(candidate.cosine),
+      keywordScore: candidate.keywordScore,
+      source: inVector && inKeyword ? 'both' : inKeyword ? 'keyword' : 'vector',
+      weak: parts.relevance < settings.weakBelow,
+    };
+    const age = Math.max(0, now - candidate.memory.createdAt) / DAY_MS;
+    const boost = request.recency
+      ? Math.min(request.recency.weight, MAX_RECENCY_WEIGHT) * 0.5 ** (age / request.recency.halfLifeDays)
+      : 0;
+    const order = settings.fusion === 'rrf' ? parts.rrf : parts.relevance;
+    return { hit, order: order + (settings.fusion === 'rrf' ? boost / RRF_K : boost), raw: parts.relevance };
+  });
+  const allowed = scored.filter(
+    ({ hit }) => minScore === undefined || hit.keyword > 0 || (hit.cosine ?? 0) >= minScore,
+  );
+  // Strong before weak whatever the boost; then the fused order; then the newer memory.
+  allowed.sort(
+    (a, b) =>
+      Number(a.hit.weak) - Number(b.hit.weak) ||
+      b.order - a.order ||
+      b.hit.memory.createdAt - a.hit.memory.createdAt,
+  );
+  const best = scored.length === 0 ? null : Math.max(...scored.map((s) => s.raw));
+  // An explicit min_score is the caller's own floor: it replaces the noise floor.
+  const shown =
+    request.includeWeak || minScore !== undefined
+      ? allowed
+      : allowed.filter((s) => s.raw >= settings.hideBelow);
+  return {
+    hits: shown.slice(0, request.limit).map((s) => s.hit),
+    best: best === null ? null : round(best),
+    weak: best === null || best < settings.weakBelow,
+    hidden: allowed.length - shown.length,
+  };
+}
+
+function round(n: number): number {
+  return Math.round(n * 10_000) / 10_000;
+}
