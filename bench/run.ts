@@ -13,6 +13,7 @@ import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
 import { machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
+import { runMemoryQualitySection } from './memory-quality.ts';
 import { benchProvenance, shareOfC64 } from './provenance.ts';
 
 const quick = process.argv.includes('--quick');
@@ -24,6 +25,14 @@ const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100
 const share = (part: number, whole: number) => Math.round((part / whole) * 10_000) / 10_000;
 const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 
+// `npm run bench -- memory-quality [--embedder minilm]`: retrieval quality on the conversation set.
+if (process.argv.includes('memory-quality')) {
+  const at = process.argv.indexOf('--embedder');
+  const provider = at > 0 ? process.argv[at + 1] : 'local';
+  if (provider !== 'local' && provider !== 'minilm') throw new Error('--embedder is local or minilm');
+  await runMemoryQualitySection(provider, log);
+  process.exit(0);
+}
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).
 if (process.argv.includes('memory')) {
   await runMemorySection(quick, log);

@@ -2,13 +2,16 @@
  * The one behaviour suite every memory store adapter must pass (SQLite and Postgres run
  * the same cases). Each case uses fresh api key ids, so cases share one store per file.
  * Cases: store-suite-rows.ts (writes, reads, lists, deletes, stats) and
- * store-suite-search.ts (search and embeddings); what they share: store-suite-helpers.ts.
+ * store-suite-search.ts (search and embeddings), store-suite-updates.ts (supersession and
+ * keyword matching); what they share: store-suite-helpers.ts.
  */
 import type { MemoryStore } from '../../../gateway/namespaces/memory/store/types.ts';
 import { memoryRowCases } from './store-suite-rows.ts';
 import { memorySearchCases } from './store-suite-search.ts';
+import { memoryUpdateCases } from './store-suite-updates.ts';
 
 export function memoryStoreSuite(name: string, getStore: () => MemoryStore): void {
   memoryRowCases(name, getStore);
   memorySearchCases(name, getStore);
+  memoryUpdateCases(name, getStore);
 }
