@@ -184,10 +184,13 @@ export async function rankedSearch(
   request: SearchRequest,
 ): Promise<RankedHit[]> {
   const found = await store.search(key, request, Date.now());
-  const settings =
-    request.vector === null ? { ...SEARCH_DEFAULTS.local, vectorWeight: 0 } : SEARCH_DEFAULTS.local;
-  return rankCandidates(found, { stems: request.stems, limit: 10, includeWeak: true }, settings, Date.now())
-    .hits;
+  const mode = request.vector === null ? 'keyword' : request.mode;
+  return rankCandidates(
+    found,
+    { stems: request.stems, mode, limit: 10, includeWeak: true },
+    SEARCH_DEFAULTS.local,
+    Date.now(),
+  ).hits;
 }
 
 /** Exact top-k rows by cosine (dot product of unit vectors) over corpus rows [0, size). */

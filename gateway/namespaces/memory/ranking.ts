@@ -90,10 +90,13 @@ export function keywordRelevance(
   return all > 0 ? found / all : 0;
 }
 
+/** The cosine on the embedder's scale, not clipped (ordering uses this; relevance clips it). */
+function scaled(cosine: number, settings: RankSettings): number {
+  return (cosine - settings.floor) / (settings.full - settings.floor);
+}
+
 export function semanticRelevance(cosine: number | null, settings: RankSettings): number | null {
-  if (cosine === null) return null;
-  const scaled = (cosine - settings.floor) / (settings.full - settings.floor);
-  return Math.min(1, Math.max(0, scaled));
+  return cosine === null ? null : Math.min(1, Math.max(0, scaled(cosine, settings)));
 }
 
 function splitOf(settings: RankSettings, request: RankRequest): { v: number; k: number } {
@@ -113,10 +116,12 @@ function score(candidate: Candidate, found: SearchCandidates, request: RankReque
   const { v, k } = splitOf(settings, request);
   // A memory not embedded yet (or a search without a query vector) is judged by its words alone.
   const relevance = semantic === null ? keyword : v * semantic + k * keyword;
+  // Order by the unclipped scale, so memories past either end of it still rank by cosine.
+  const order = candidate.cosine === null ? keyword : v * scaled(candidate.cosine, settings) + k * keyword;
   const rrf =
     (candidate.vectorRank === null ? 0 : v / (RRF_K + candidate.vectorRank)) +
     (candidate.keywordRank === null ? 0 : k / (RRF_K + candidate.keywordRank));
-  return { keyword, semantic, relevance, rrf };
+  return { keyword, semantic, relevance, order, rrf };
 }
 
 export function rankCandidates(
@@ -149,7 +154,7 @@ export function rankCandidates(
     const boost = request.recency
       ? Math.min(request.recency.weight, MAX_RECENCY_WEIGHT) * 0.5 ** (age / request.recency.halfLifeDays)
       : 0;
-    const order = settings.fusion === 'rrf' ? parts.rrf : parts.relevance;
+    const order = settings.fusion === 'rrf' ? parts.rrf : parts.order;
     return { hit, order: order + (settings.fusion === 'rrf' ? boost / RRF_K : boost), raw: parts.relevance };
   });
   const allowed = scored.filter(
