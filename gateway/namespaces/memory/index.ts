@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { NamespaceDefinition } from '../../mcp/namespace.ts';
 import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
 import type { NamespaceDependencies } from '../registry.ts';
@@ -11,6 +12,7 @@ import { PostgresMemoryStore } from './store/postgres-store.ts';
 import { SqliteMemoryStore } from './store/sqlite-store.ts';
 import type { MemoryStore } from './store/types.ts';
 import { createMemoryTools } from './tools.ts';
+import { WriteDecider } from './write-decider.ts';
 
 export function providerSettings(settings: MemorySettings): EmbeddingProviderSettings {
   if (settings.MEMORY_EMBEDDINGS === 'none') return { provider: 'none' };
@@ -24,6 +26,22 @@ export function providerSettings(settings: MemorySettings): EmbeddingProviderSet
     ...(settings.EMBEDDINGS_DIMENSIONS ? { dimensions: settings.EMBEDDINGS_DIMENSIONS } : {}),
     timeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
   };
+}
+
+/** The optional write-time decision; it uses the embeddings endpoint and key unless given its own. */
+function writeDecider(settings: MemorySettings, log: Logger): WriteDecider | null {
+  if (settings.MEMORY_WRITE_DECIDER === 'none') return null;
+  const apiKey = settings.MEMORY_LLM_API_KEY ?? settings.EMBEDDINGS_API_KEY;
+  return new WriteDecider(
+    {
+      // A missing URL is not fatal: every decision falls back to add and says why in the log.
+      url: settings.MEMORY_LLM_URL ?? settings.EMBEDDINGS_URL ?? 'http://llm-url-not-set.invalid',
+      model: settings.MEMORY_LLM_MODEL,
+      ...(apiKey ? { apiKey } : {}),
+      timeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
+    },
+    log,
+  );
 }
 
 /** The store DATABASE_URL selects: Postgres when it is set, else SQLite under DATA_DIR. */
@@ -55,7 +73,14 @@ export function createMemoryNamespace({ config, env, log }: NamespaceDependencie
     supersedeAbove:
       settings.MEMORY_SUPERSEDE_SIMILARITY ?? SEARCH_DEFAULTS[settings.MEMORY_EMBEDDINGS].supersedeAbove,
   });
-  const service = new MemoryService(settings, store, embedder, indexer, memoryLog);
+  const service = new MemoryService(
+    settings,
+    store,
+    embedder,
+    indexer,
+    memoryLog,
+    writeDecider(settings, memoryLog),
+  );
   indexer.kick();
   const purge = setInterval(() => {
     store

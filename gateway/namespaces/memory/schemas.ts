@@ -201,6 +201,13 @@ export const outputSchemas = {
   write: memoryOutput.extend({
     status: z.enum(['created', 'updated', 'unchanged']),
     evicted_ids: z.array(z.string()),
+    decision: z
+      .object({
+        action: z.enum(['add', 'update', 'delete', 'skip']),
+        target: z.string().optional(),
+        fallback: z.string().optional(),
+      })
+      .optional(),
   }),
   memory: memoryOutput,
   delete: z.object({ id: z.string(), deleted: z.literal(true) }),

@@ -18,6 +18,7 @@ import {
   type WriteInput,
   type WriteResult,
 } from './store/types.ts';
+import type { WriteDecider, WriteDecision } from './write-decider.ts';
 
 export interface SearchArgs {
   query: string;
@@ -50,6 +51,7 @@ export class MemoryService {
     readonly embedder: Embedder,
     readonly indexer: EmbeddingIndexer,
     private readonly log: Logger,
+    private readonly decider: WriteDecider | null = null,
   ) {}
 
   get defaults() {
@@ -74,10 +76,31 @@ export class MemoryService {
     }
   }
 
-  async write(apiKeyId: string, input: WriteInput): Promise<WriteResult> {
+  async write(apiKeyId: string, input: WriteInput): Promise<WriteResult & { decision?: WriteDecision }> {
+    let decision: WriteDecision | undefined;
+    if (this.decider && input.key === null && input.supersedes === undefined) {
+      decision = await this.decider.decide(input.content, await this.related(apiKeyId, input));
+      if (decision.action === 'skip') {
+        const same = await this.store.get(apiKeyId, decision.target!, Date.now());
+        if (same) return { memory: same, status: 'unchanged', evictedIds: [], decision };
+      }
+      if (decision.action === 'update' || decision.action === 'delete')
+        input = { ...input, supersedes: decision.target! };
+    }
     const result = await this.store.write(apiKeyId, input, this.settings.MEMORY_MAX_PER_KEY, Date.now());
     if (result.memory.embeddingStatus === 'pending') this.indexer.kick();
-    return result;
+    return decision ? { ...result, decision } : result;
+  }
+
+  /** The current memories of the namespace that match a new one well (what the write decider is shown). */
+  private async related(apiKeyId: string, input: WriteInput) {
+    const found = await this.search(apiKeyId, {
+      query: input.content.slice(0, 1000),
+      limit: 5,
+      includeWeak: false,
+      filter: { namespace: input.namespace, currentOnly: true },
+    });
+    return found.ranked.hits.filter((hit) => !hit.weak).map((hit) => hit.memory);
   }
 
   async update(apiKeyId: string, id: string, patch: UpdatePatch): Promise<MemoryRecord | null> {

@@ -122,7 +122,12 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
             dedupe: args.dedupe ?? 'exact',
             ...(args.supersedes ? { supersedes: args.supersedes } : {}),
           });
-          return { ...presentMemory(result.memory), status: result.status, evicted_ids: result.evictedIds };
+          return {
+            ...presentMemory(result.memory),
+            status: result.status,
+            evicted_ids: result.evictedIds,
+            ...(result.decision ? { decision: result.decision } : {}),
+          };
         }),
     }),
     defineTool({

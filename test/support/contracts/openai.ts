@@ -1,7 +1,8 @@
 /**
  * OpenAI chat-completions contract server. Enforces what the API rejects: a missing or wrong
- * bearer key (401), a body without model/messages, tools that are not function tools, and a
- * `tool` message whose tool_call_id answers no earlier assistant tool call (400). Each answer
+ * bearer key (401), a body without model/messages, tools that are not function tools, a
+ * `tool` message whose tool_call_id answers no earlier assistant tool call, an unknown
+ * response_format, and json_object mode without the word "json" in the messages (400). Each answer
  * comes from a script the test supplies, so tool-calling turns are deterministic.
  */
 import { type LoopbackServer, sendJson, startLoopback } from './loopback.ts';
@@ -21,6 +22,7 @@ export interface ChatBody {
   }>;
   tools?: Array<{ type: string; function: { name: string; parameters: unknown } }>;
   max_completion_tokens?: number;
+  response_format?: { type: string };
 }
 
 export type Script = (body: ChatBody, turn: number) => ScriptedTurn;
@@ -86,6 +88,21 @@ export async function startOpenAiContract(apiKey: string): Promise<OpenAiContrac
         invalid(res, 'tools must be function tools with a name');
         return;
       }
+    }
+    const format = body.response_format?.type;
+    if (format !== undefined && !['text', 'json_object', 'json_schema'].includes(format)) {
+      invalid(
+        res,
+        `Invalid value: '${format}'. Supported values are: 'json_object', 'json_schema', and 'text'.`,
+      );
+      return;
+    }
+    if (format === 'json_object' && !body.messages.some((m) => /json/i.test(m.content ?? ''))) {
+      invalid(
+        res,
+        "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+      );
+      return;
     }
     const answered = new Set<string>();
     for (const message of body.messages) {
