@@ -38,7 +38,8 @@ export interface Conversation {
 export type Variant = 'user' | 'all';
 export type Half = 'tuning' | 'heldout';
 
-export const SET_DIR = join(benchRoot, 'bench', 'data', 'conversations');
+/** MEMORY_QUALITY_SET points the benchmark at another directory of sets in the same format. */
+export const SET_DIR = process.env.MEMORY_QUALITY_SET ?? join(benchRoot, 'bench', 'data', 'conversations');
 
 export function loadConversations(): Conversation[] {
   const files = readdirSync(SET_DIR)
