@@ -15,7 +15,7 @@ import { queryWords } from '../gateway/namespaces/memory/store/text.ts';
 import type { MemoryStore, SearchCandidates, SearchMode } from '../gateway/namespaces/memory/store/types.ts';
 import { benchRoot } from './child.ts';
 import { machineInfo } from './machine.ts';
-import { type Built, buildKeys, embedTexts, openStore, type StoreKind } from './memory-quality-build.ts';
+import { type Built, buildKeys, embedTexts, openStore } from './memory-quality-build.ts';
 import {
   type Conversation,
   type Half,

@@ -17,7 +17,9 @@ function plainPorterTerms(texts: string[]): string[][] {
     db.exec(`CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2');
              CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);`);
     const insert = db.prepare('INSERT INTO t (rowid, body) VALUES (?, ?)');
-    db.transaction(() => texts.forEach((text, i) => insert.run(i + 1, text)))();
+    db.transaction(() => {
+      for (const [i, text] of texts.entries()) insert.run(i + 1, text);
+    })();
     const out: string[][] = texts.map(() => []);
     for (const row of db.prepare('SELECT doc, term FROM v ORDER BY doc, col, offset').all() as {
       doc: number;
