@@ -8,6 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { firstPersonQuery } from '../gateway/namespaces/memory/query-voice.ts';
 import { type RankSettings, rankCandidates } from '../gateway/namespaces/memory/ranking.ts';
 import { searchNote } from '../gateway/namespaces/memory/service.ts';
 import { SEARCH_DEFAULTS } from '../gateway/namespaces/memory/settings.ts';
@@ -29,7 +30,14 @@ import {
 } from './memory-quality-set.ts';
 
 type Provider = 'local' | 'minilm';
+/** MEMORY_QUALITY_STORES=sqlite skips the Postgres pass (quick iterations; reports need both). */
+const STORES = (['sqlite', 'postgres'] as const).filter(
+  (kind) => !process.env.MEMORY_QUALITY_STORES || process.env.MEMORY_QUALITY_STORES.split(',').includes(kind),
+);
 const LIMIT = 10;
+/** What the service embeds for a query (MEMORY_QUALITY_VOICE=raw measures the question as asked). */
+const asEmbedded = (question: string) =>
+  process.env.MEMORY_QUALITY_VOICE === 'raw' ? question : firstPersonQuery(question);
 
 interface Asked {
   conversation: Conversation;
@@ -61,7 +69,7 @@ async function ask(
         {
           words,
           stems,
-          vector: mode === 'keyword' ? null : vectors.get(question.question)!,
+          vector: mode === 'keyword' ? null : vectors.get(asEmbedded(question.question))!,
           mode,
           fetch: Math.max(LIMIT * 4, 40),
           filter: { currentOnly: true },
@@ -147,7 +155,7 @@ function calibrate(
     const other = tuning[(i + 1) % tuning.length]!;
     const turns = other.sessions.flatMap((s) => s.turns.map((t) => vectors.get(t.content)!));
     for (const q of c.questions) {
-      const qv = vectors.get(q.question)!;
+      const qv = vectors.get(asEmbedded(q.question))!;
       for (const tv of turns) cosines.push(qv.reduce((sum, x, k) => sum + x * tv[k]!, 0));
     }
   }
@@ -222,7 +230,7 @@ export async function runMemoryQualitySection(
   const questions = conversations.flatMap((c) => c.questions);
   const texts = [
     ...conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => t.content))),
-    ...questions.map((q) => q.question),
+    ...questions.map((q) => asEmbedded(q.question)),
   ];
   log(
     `memory-quality: ${conversations.length} conversations, ${questions.length} questions, embedder ${provider}`,
@@ -248,7 +256,7 @@ export async function runMemoryQualitySection(
     }
     const chosen = tune(runs, base, log);
     results.chosen = chosen;
-    for (const kind of ['sqlite', 'postgres'] as const) {
+    for (const kind of STORES) {
       const opened = kind === 'sqlite' ? sqlite : await openStore('postgres');
       try {
         for (const variant of VARIANTS) {
@@ -301,6 +309,7 @@ export async function runMemoryQualitySection(
     'results',
     provider === 'local' ? 'memory-quality.json' : `memory-quality-${provider}.json`,
   );
+  if (STORES.length < 2) return log('memory-quality: one store only; results file left as it was');
   await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);
   log(`wrote ${file}`);
 }

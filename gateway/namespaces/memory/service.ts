@@ -3,6 +3,7 @@ import { ToolError } from '../../mcp/tool.ts';
 import type { Embedder } from './embeddings/embedder.ts';
 import { EmbedderUnavailable } from './embeddings/embedder.ts';
 import type { EmbeddingIndexer } from './embeddings/indexer.ts';
+import { firstPersonQuery } from './query-voice.ts';
 import { type Ranked, rankCandidates } from './ranking.ts';
 import { type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { CursorError } from './store/common.ts';
@@ -159,7 +160,7 @@ export class MemoryService {
     let problem = this.vectorProblem();
     if (!problem) {
       try {
-        return { vector: await this.embedder.embedQuery(query) };
+        return { vector: await this.embedder.embedQuery(firstPersonQuery(query)) };
       } catch (error) {
         problem = error instanceof EmbedderUnavailable ? error.message : 'the embedder failed';
         this.log.warn({ err: error }, 'query embedding failed; searching keywords only');
