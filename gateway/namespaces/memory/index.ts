@@ -1,3 +1,4 @@
+import { isMainThread } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NamespaceDefinition } from '../../mcp/namespace.ts';
 import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
@@ -5,6 +6,7 @@ import type { NamespaceDependencies } from '../registry.ts';
 import { MEMORY_INSTRUCTIONS } from './descriptions.ts';
 import { Embedder } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
+import { miniLmDir, notSetUpMessage, readyModel } from './embeddings/minilm/files.ts';
 import type { EmbeddingProviderSettings } from './embeddings/types.ts';
 import { MemoryService } from './service.ts';
 import { loadMemorySettings, type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
@@ -17,6 +19,11 @@ import { WriteDecider } from './write-decider.ts';
 export function providerSettings(settings: MemorySettings): EmbeddingProviderSettings {
   if (settings.MEMORY_EMBEDDINGS === 'none') return { provider: 'none' };
   if (settings.MEMORY_EMBEDDINGS === 'local') return { provider: 'local' };
+  if (settings.MEMORY_EMBEDDINGS === 'minilm')
+    return {
+      provider: 'minilm',
+      ...(settings.MEMORY_MODEL_DIR ? { modelsDir: settings.MEMORY_MODEL_DIR } : {}),
+    };
   return {
     provider: 'openai',
     // A missing URL is not fatal: the namespace mounts, search runs keyword-only and says why.
@@ -67,6 +74,13 @@ export function createMemoryNamespace({ config, env, log }: NamespaceDependencie
     queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,
     nice: settings.MEMORY_EMBED_NICE,
   });
+  // One line per process (the extra listener threads stay quiet); until the model is there,
+  // search answers from keywords and its `degraded` field says why.
+  if (settings.MEMORY_EMBEDDINGS === 'minilm' && isMainThread) {
+    const dir = miniLmDir(settings.MEMORY_MODEL_DIR);
+    if (!readyModel(dir))
+      memoryLog.warn(`${notSetUpMessage(dir)}; memory search is keyword-only until then, no restart needed`);
+  }
   const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
     batchSize: 16,
     retryMs: settings.MEMORY_EMBED_RETRY_MS,

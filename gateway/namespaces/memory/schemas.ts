@@ -233,7 +233,7 @@ export const outputSchemas = {
     newest_at: z.string().nullable(),
     max_per_key: z.number(),
     embedding: z.object({
-      provider: z.enum(['local', 'openai', 'none']),
+      provider: z.enum(['local', 'minilm', 'openai', 'none']),
       model: z.string().nullable(),
       dimensions: z.number().nullable(),
       min_score_default: z.number().nullable(),

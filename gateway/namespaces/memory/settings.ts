@@ -5,7 +5,9 @@ import type { RankSettings } from './ranking.ts';
 const positiveInt = z.coerce.number().int().positive();
 
 const memoryEnv = z.object({
-  MEMORY_EMBEDDINGS: z.enum(['local', 'openai', 'none']).default('local'),
+  MEMORY_EMBEDDINGS: z.enum(['local', 'minilm', 'openai', 'none']).default('local'),
+  // Where `minilm` is set up by `npm run memory -- fetch-model`; default <repo>/.cache/models.
+  MEMORY_MODEL_DIR: z.string().min(1).optional(),
   EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).optional(),
   EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDINGS_API_KEY: z.string().min(1).optional(),
@@ -51,6 +53,20 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     full: 0.75,
     weakBelow: 0.3,
     hideBelow: 0.1,
+    newerWithin: 0,
+    supersedeAbove: 1,
+  },
+  // Placeholder until `npm run bench -- memory-quality --embedder minilm` tunes it: floor and
+  // full are MiniLM's median and 99.9th-percentile unrelated-pair cosines on the tuning half
+  // (the bench's own calibration), the rest is USE-lite's.
+  minilm: {
+    fusion: 'convex',
+    vectorWeight: 0.7,
+    floor: 0.05,
+    full: 0.43,
+    weakBelow: 0.3,
+    hideBelow: 0.1,
+    newerWithin: 0,
     supersedeAbove: 1,
   },
   openai: {
@@ -60,6 +76,7 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     full: 0.6,
     weakBelow: 0.3,
     hideBelow: 0.1,
+    newerWithin: 0,
     supersedeAbove: 1,
   },
   none: {
@@ -69,6 +86,7 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     full: 1,
     weakBelow: 0.3,
     hideBelow: 0.01,
+    newerWithin: 0,
     supersedeAbove: 1,
   },
 };

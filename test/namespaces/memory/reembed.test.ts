@@ -52,7 +52,7 @@ test('a store holding another model is searched keyword-only until `npm run memo
     assert.equal(pending[0]?.contentHash, contentHash('kept through a model change'));
     await store.close();
 
-    const { stdout } = await promisify(execFile)(
+    const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', 'gateway/namespaces/memory/cli.ts', 'reembed'],
       {
@@ -64,6 +64,8 @@ test('a store holding another model is searched keyword-only until `npm run memo
       stdout,
       /store now holds text-embedding-3-small \(16 dimensions\); 1 memories to embed\ndone/,
     );
+    // Progress goes to stderr (stdout stays the result); without a terminal, plain lines.
+    assert.match(stderr, /^embedding \[#+\] 100% 1\/1, [\d.]+\/s$/m);
     const after = new SqliteMemoryStore(join(dataDir, 'memory.sqlite'));
     assert.deepEqual(await after.embeddingModel(), { model: 'text-embedding-3-small', dimensions: 16 });
     assert.equal((await after.pendingEmbeddings(10, 0)).length, 0);

@@ -1,9 +1,10 @@
 /**
- * Runs inside a piscina worker thread, never on a request thread: the local model's
- * inference is 10–20 ms of CPU per text, and an HTTP provider's JSON is parsed here too.
+ * Runs inside a piscina worker thread, never on a request thread: the local models'
+ * inference is milliseconds of CPU per text, and an HTTP provider's JSON is parsed here too.
  */
 import { createRequire } from 'node:module';
 import { workerData } from 'node:worker_threads';
+import { miniLmDir } from './minilm/files.ts';
 import { niceThisThread } from './thread-priority.ts';
 import type { EmbeddingProviderSettings, EmbedResult, EmbedTask } from './types.ts';
 
@@ -102,6 +103,12 @@ async function embedOpenAi(
 
 export default async function embed({ settings, texts }: EmbedTask): Promise<EmbedResult> {
   if (settings.provider === 'openai') return embedOpenAi(settings, texts);
+  if (settings.provider === 'minilm') {
+    // Imported on first use: onnxruntime's native library costs memory in threads that
+    // serve another provider.
+    const { embedMiniLm } = await import('./minilm/runtime.ts');
+    return embedMiniLm(miniLmDir(settings.modelsDir), texts);
+  }
   if (settings.provider === 'local') {
     try {
       const model = await loadLocalModel();

@@ -1,4 +1,5 @@
 import { Piscina } from 'piscina';
+import { MINILM_MODEL } from './minilm/files.ts';
 import { type EmbeddingProviderSettings, type EmbedResult, LOCAL_MODEL } from './types.ts';
 
 export class EmbedderUnavailable extends Error {
@@ -8,6 +9,14 @@ export class EmbedderUnavailable extends Error {
   ) {
     super(message);
   }
+}
+
+function knownModel(settings: EmbeddingProviderSettings): { model: string; dimensions: number } | null {
+  if (settings.provider === 'local') return LOCAL_MODEL;
+  if (settings.provider === 'minilm') return MINILM_MODEL;
+  if (settings.provider === 'openai' && settings.dimensions)
+    return { model: settings.model, dimensions: settings.dimensions };
+  return null;
 }
 
 /**
@@ -31,16 +40,11 @@ export class Embedder {
             filename: new URL('./embed-worker.mjs', import.meta.url).href,
             minThreads: 0,
             maxThreads: options.threads,
-            // The local model costs ~100 MB per thread: let idle threads go.
+            // A local model costs 100–200 MB per thread: let idle threads go.
             idleTimeout: 120_000,
             workerData: { nice: options.nice ?? 0 },
           });
-    this.learnedModel =
-      settings.provider === 'local'
-        ? LOCAL_MODEL
-        : settings.provider === 'openai' && settings.dimensions
-          ? { model: settings.model, dimensions: settings.dimensions }
-          : null;
+    this.learnedModel = knownModel(settings);
   }
 
   private readonly queryTimeoutMs: number;
@@ -49,7 +53,7 @@ export class Embedder {
     return this.pool !== null;
   }
 
-  /** Model and width, known up front for `local` and for `openai` with EMBEDDINGS_DIMENSIONS, else after one call. */
+  /** Model and width, known up front for the local models and for `openai` with EMBEDDINGS_DIMENSIONS, else after one call. */
   get model(): { model: string; dimensions: number } | null {
     return this.learnedModel;
   }

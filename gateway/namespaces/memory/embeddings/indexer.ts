@@ -20,7 +20,13 @@ export class EmbeddingIndexer {
     private readonly store: MemoryStore,
     private readonly embedder: Embedder,
     private readonly log: Logger,
-    private readonly options: { batchSize: number; retryMs: number; supersedeAbove?: number },
+    private readonly options: {
+      batchSize: number;
+      retryMs: number;
+      supersedeAbove?: number;
+      /** Told how many rows each stored batch held (the re-embed command's progress line). */
+      onStored?: (rows: number) => void;
+    },
   ) {
     // Picks up rows left pending by a restart, a transient provider failure or another process.
     this.timer = setInterval(() => this.kick(), options.retryMs);
@@ -103,6 +109,7 @@ export class EmbeddingIndexer {
           vector: vectors[i] ?? null,
         })),
       );
+      this.options.onStored?.(batch.length);
       // The automatic update rule needs the new vectors, so it runs once they are stored.
       const embedded = batch.filter((_, i) => vectors[i]).map((row) => row.rowId);
       await this.store.supersedeSimilar(embedded, this.options.supersedeAbove ?? 1);

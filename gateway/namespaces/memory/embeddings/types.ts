@@ -1,6 +1,8 @@
 /** What an embedding worker needs to know to produce vectors; plain data, so it crosses threads. */
 export type EmbeddingProviderSettings =
   | { provider: 'local' }
+  /** `modelsDir` defaults to `<repo>/.cache/models` (MEMORY_MODEL_DIR). */
+  | { provider: 'minilm'; modelsDir?: string }
   | {
       provider: 'openai';
       url: string;

@@ -1,0 +1,186 @@
+/**
+ * Builds the ONNX graph of a BERT encoder with mean pooling from its safetensors weights,
+ * once, at setup. Standard operators only (opset 17), so onnxruntime's own optimiser fuses
+ * LayerNorm, GELU and attention for whatever CPU it runs on.
+ *
+ * Inputs: input_ids and attention_mask, int64 [batch, sequence]. Outputs:
+ * last_hidden_state [batch, sequence, hidden] and sentence_embedding [batch, hidden], the
+ * mask-weighted mean of the tokens, L2-normalised (what sentence-transformers returns for
+ * all-MiniLM-L6-v2). Padding contributes nothing to either.
+ */
+import { endianness } from 'node:os';
+import {
+  type Attribute,
+  DataType,
+  modelProto,
+  nodeProto,
+  tensorProto,
+  valueInfoProto,
+} from './onnx-proto.ts';
+import type { Tensor } from './safetensors.ts';
+
+export interface BertConfig {
+  hidden_size: number;
+  num_hidden_layers: number;
+  num_attention_heads: number;
+  intermediate_size: number;
+  layer_norm_eps: number;
+  hidden_act: string;
+  type_vocab_size: number;
+}
+
+/** Bump when the graph changes: cached models built by an older version are rebuilt. */
+export const GRAPH_VERSION = 1;
+
+class GraphBuilder {
+  readonly nodes: Uint8Array[] = [];
+  readonly initializers: Uint8Array[] = [];
+  private count = 0;
+
+  op(type: string, inputs: string[], attributes?: Record<string, Attribute>): string {
+    const name = `${type.toLowerCase()}_${this.count++}`;
+    this.nodes.push(nodeProto(type, inputs, [name], name, attributes));
+    return name;
+  }
+
+  /** Names one operator's output explicitly (graph outputs). */
+  named(type: string, inputs: string[], output: string, attributes?: Record<string, Attribute>): string {
+    this.nodes.push(nodeProto(type, inputs, [output], `${output}_node`, attributes));
+    return output;
+  }
+
+  floats(name: string, dims: number[], data: Float32Array): string {
+    this.initializers.push(
+      tensorProto(name, DataType.FLOAT, dims, new Uint8Array(data.buffer, data.byteOffset, data.byteLength)),
+    );
+    return name;
+  }
+
+  ints(name: string, values: number[]): string {
+    const data = BigInt64Array.from(values.map(BigInt));
+    this.initializers.push(tensorProto(name, DataType.INT64, [values.length], new Uint8Array(data.buffer)));
+    return name;
+  }
+}
+
+/** PyTorch's Linear keeps weights as [out, in]; MatMul wants [in, out]. */
+function transposed({ shape, data }: Tensor): Float32Array {
+  const [rows, cols] = shape as [number, number];
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c]!;
+  return out;
+}
+
+export function buildBertGraph(weights: Map<string, Tensor>, config: BertConfig): Uint8Array {
+  if (endianness() !== 'LE') throw new Error('ONNX raw tensor data is little-endian; this machine is not');
+  if (config.hidden_act !== 'gelu') throw new Error(`unsupported activation ${config.hidden_act}`);
+  const hidden = config.hidden_size;
+  const heads = config.num_attention_heads;
+  const headSize = hidden / heads;
+  const weight = (name: string): Tensor => {
+    const found = weights.get(name);
+    if (!found) throw new Error(`the weights have no ${name}`);
+    return found;
+  };
+  const g = new GraphBuilder();
+  const scalar = (name: string, value: number) => g.floats(name, [], Float32Array.of(value));
+  const one = scalar('one', 1);
+  const half = scalar('half', 0.5);
+  const sqrt2 = scalar('sqrt2', Math.SQRT2);
+  const attentionScale = scalar('attention_scale', Math.sqrt(headSize));
+  // A large negative bias, not -inf: a row of -inf would make softmax NaN.
+  const maskedOut = scalar('masked_out', -10000);
+  const epsilon = scalar('pool_epsilon', 1e-9);
+  const zero = g.ints('zero_1d', [0]);
+  const splitHeads = g.ints('split_heads', [0, 0, heads, headSize]);
+  const mergeHeads = g.ints('merge_heads', [0, 0, hidden]);
+
+  const linear = (input: string, prefix: string) => {
+    const w = weight(`${prefix}.weight`);
+    const wt = g.floats(`${prefix}.weight_t`, [w.shape[1]!, w.shape[0]!], transposed(w));
+    const bias = g.floats(`${prefix}.bias`, [w.shape[0]!], weight(`${prefix}.bias`).data);
+    return g.op('Add', [g.op('MatMul', [input, wt]), bias]);
+  };
+  const layerNorm = (input: string, prefix: string) =>
+    g.op(
+      'LayerNormalization',
+      [
+        input,
+        g.floats(`${prefix}.weight`, [hidden], weight(`${prefix}.weight`).data),
+        g.floats(`${prefix}.bias`, [hidden], weight(`${prefix}.bias`).data),
+      ],
+      { axis: -1, epsilon: { float: config.layer_norm_eps } },
+    );
+
+  // Embeddings: word + position (the first `sequence` rows) + token type 0 (single-text input).
+  const wordTable = weight('embeddings.word_embeddings.weight');
+  const positionTable = weight('embeddings.position_embeddings.weight');
+  const words = g.op('Gather', [g.floats('word_embeddings', wordTable.shape, wordTable.data), 'input_ids']);
+  const sequence = g.op('Shape', ['input_ids'], { start: 1, end: 2 });
+  const positions = g.op('Slice', [
+    g.floats('position_embeddings', positionTable.shape, positionTable.data),
+    zero,
+    sequence,
+    zero,
+  ]);
+  const typeZero = g.floats(
+    'token_type_0',
+    [hidden],
+    weight('embeddings.token_type_embeddings.weight').data.slice(0, hidden),
+  );
+  let state = layerNorm(g.op('Add', [g.op('Add', [words, typeZero]), positions]), 'embeddings.LayerNorm');
+
+  // Attention bias [batch, 1, 1, sequence]: 0 on tokens, -10000 on padding.
+  const mask = g.op('Cast', ['attention_mask'], { to: DataType.FLOAT });
+  const maskBias = g.op('Unsqueeze', [
+    g.op('Mul', [g.op('Sub', [one, mask]), maskedOut]),
+    g.ints('mask_axes', [1, 2]),
+  ]);
+
+  for (let layer = 0; layer < config.num_hidden_layers; layer++) {
+    const p = `encoder.layer.${layer}`;
+    const heads4d = (input: string, perm: number[]) =>
+      g.op('Transpose', [g.op('Reshape', [input, splitHeads])], { perm });
+    const q = heads4d(linear(state, `${p}.attention.self.query`), [0, 2, 1, 3]);
+    const k = heads4d(linear(state, `${p}.attention.self.key`), [0, 2, 3, 1]);
+    const v = heads4d(linear(state, `${p}.attention.self.value`), [0, 2, 1, 3]);
+    const scores = g.op('Add', [g.op('Div', [g.op('MatMul', [q, k]), attentionScale]), maskBias]);
+    const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
+    const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), mergeHeads]);
+    const attended = layerNorm(
+      g.op('Add', [linear(merged, `${p}.attention.output.dense`), state]),
+      `${p}.attention.output.LayerNorm`,
+    );
+    // GELU in its exact erf form, as BERT was trained: x · ½ · (1 + erf(x / √2)).
+    const inner = linear(attended, `${p}.intermediate.dense`);
+    const erf = g.op('Erf', [g.op('Div', [inner, sqrt2])]);
+    const gelu = g.op('Mul', [g.op('Mul', [inner, g.op('Add', [erf, one])]), half]);
+    state = layerNorm(g.op('Add', [linear(gelu, `${p}.output.dense`), attended]), `${p}.output.LayerNorm`);
+  }
+  const last = g.named('Identity', [state], 'last_hidden_state');
+
+  // Mean over real tokens, then unit length.
+  const tokenMask = g.op('Unsqueeze', [mask, g.ints('pool_axes', [2])]);
+  const sequenceAxis = g.ints('sequence_axis', [1]);
+  const summed = g.op('ReduceSum', [g.op('Mul', [last, tokenMask]), sequenceAxis], { keepdims: 0 });
+  const counted = g.op('Max', [g.op('ReduceSum', [mask, sequenceAxis], { keepdims: 1 }), epsilon]);
+  g.named('LpNormalization', [g.op('Div', [summed, counted])], 'sentence_embedding', { axis: -1, p: 2 });
+
+  return modelProto({
+    name: 'bert_mean_pooled',
+    doc: `BERT encoder with mean pooling, built by mcp-event-gateway (graph version ${GRAPH_VERSION})`,
+    producer: 'mcp-event-gateway',
+    irVersion: 8,
+    opset: 17,
+    nodes: g.nodes,
+    initializers: g.initializers,
+    inputs: [
+      valueInfoProto('input_ids', DataType.INT64, ['batch', 'sequence']),
+      valueInfoProto('attention_mask', DataType.INT64, ['batch', 'sequence']),
+    ],
+    outputs: [
+      valueInfoProto('last_hidden_state', DataType.FLOAT, ['batch', 'sequence', hidden]),
+      valueInfoProto('sentence_embedding', DataType.FLOAT, ['batch', hidden]),
+    ],
+  });
+}
