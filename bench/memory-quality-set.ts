@@ -125,7 +125,8 @@ export function summarise(scores: QuestionScore[]): Summary {
 export interface Report extends Summary {
   byType: Record<string, Summary>;
   newestFirst: number | null;
-  abstention: { precision: number; recall: number };
+  /** recall: unanswerable questions called weak; falseAlarm: answerable ones called weak. */
+  abstention: { precision: number; recall: number; falseAlarm: number };
   falseEmpty: number;
   claimsNothingStored: number;
   p50Ms: number;
@@ -150,6 +151,9 @@ export function report(scores: QuestionScore[]): Report {
     abstention: {
       precision: round(said.filter((s) => !s.answerable).length / Math.max(1, said.length)),
       recall: round(truly.filter((s) => s.weak).length / Math.max(1, truly.length)),
+      falseAlarm: round(
+        scores.filter((s) => s.answerable && s.weak).length / Math.max(1, scores.length - truly.length),
+      ),
     },
     falseEmpty: scores.filter((s) => s.falseEmpty).length,
     claimsNothingStored: scores.filter((s) => s.claimsNothingStored).length,

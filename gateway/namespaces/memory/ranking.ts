@@ -25,6 +25,12 @@ export interface RankSettings {
   weakBelow: number;
   /** Below this relevance a candidate is noise: left out unless include_weak. */
   hideBelow: number;
+  /**
+   * Matches within this much of the best one left are taken newest first (0 turns it off).
+   * When a fact changed, the old and the new statement answer the same question about
+   * equally well; the newer one is the current fact. A clearly better match still wins.
+   */
+  newerWithin: number;
 }
 
 export interface RankRequest {
@@ -167,6 +173,7 @@ export function rankCandidates(
       b.order - a.order ||
       b.hit.memory.createdAt - a.hit.memory.createdAt,
   );
+  newestAmongEquals(allowed, settings.fusion === 'rrf' ? settings.newerWithin / RRF_K : settings.newerWithin);
   const best = scored.length === 0 ? null : Math.max(...scored.map((s) => s.raw));
   // An explicit min_score is the caller's own floor: it replaces the noise floor.
   const shown =
@@ -179,6 +186,26 @@ export function rankCandidates(
     weak: best === null || best < settings.weakBelow,
     hidden: allowed.length - shown.length,
   };
+}
+
+/**
+ * Reorders sorted candidates in place: each next place goes to the newest candidate whose
+ * order is within `within` of the best one left (and of the same strong/weak class), so a
+ * near tie between an old and a new statement of a fact goes to the new one. Quadratic in
+ * the candidates, which are at most a few hundred.
+ */
+function newestAmongEquals(sorted: { hit: RankedHit; order: number }[], within: number): void {
+  if (within <= 0) return;
+  for (let i = 0; i < sorted.length; i++) {
+    const lead = sorted[i]!;
+    let pick = i;
+    for (let j = i + 1; j < sorted.length; j++) {
+      const other = sorted[j]!;
+      if (other.hit.weak !== lead.hit.weak || lead.order - other.order > within) break;
+      if (other.hit.memory.createdAt > sorted[pick]!.hit.memory.createdAt) pick = j;
+    }
+    if (pick !== i) sorted.splice(i, 0, ...sorted.splice(pick, 1));
+  }
 }
 
 function round(n: number): number {

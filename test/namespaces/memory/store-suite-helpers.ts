@@ -49,6 +49,7 @@ export const TEST_RANKING: RankSettings = {
   full: 1,
   weakBelow: 0,
   hideBelow: 0,
+  newerWithin: 0,
 };
 
 /** A search as the service runs it: the store's candidates, ranked; `score` is the cosine. */
