@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import { withCors } from './http/cors.ts';
 import type { HttpResponse, RequestContext, RequestHandler } from './http/engine.ts';
+import type { RateGate } from './limits/rate-gate.ts';
 import type { AccessHooks, CallDescription } from './mcp/access.ts';
 import { routeFromHeaders } from './mcp/classify.ts';
 import { handleMcpPost, refusalResponse } from './mcp/handle-post.ts';
@@ -21,6 +22,8 @@ export interface AppOptions {
   console?: RequestHandler;
   /** Per-key access rules; without them every authenticated key may call everything. */
   access?: AccessHooks;
+  /** Per-key rate limits; without it no request is rate-limited. */
+  rateGate?: RateGate;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -62,6 +65,7 @@ export function createApp({
   log,
   console: consolePages,
   access = {},
+  rateGate,
 }: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
   const originAllowed = createOriginPolicy(allowedOrigins);
@@ -106,7 +110,13 @@ export function createApp({
     const refusedMedia = checkMediaTypes(head.headers);
     if (refusedMedia) return refusedMedia;
 
-    const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes };
+    // Every authenticated MCP request counts, before anything of it is read or run.
+    if (rateGate) {
+      const limited = await rateGate.check(auth.apiKeyId, auth.limits, namespace.definition.name);
+      if (limited) return limited;
+    }
+
+    const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes, limits: auth.limits };
     // A 2026-07-28 request names its call in headers: a key that may not make it is refused
     // here, before its body is read. Allowing it is provisional until the body agrees.
     let allowedFromHeaders: CallDescription | undefined;

@@ -1,4 +1,12 @@
 import { z } from 'zod';
+import {
+  BURST_FORM,
+  LimitSyntaxError,
+  parseBurst,
+  parseRate,
+  type RatePolicy,
+  ratePolicy,
+} from './limits/policy.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
@@ -51,9 +59,22 @@ const gatewayEnv = z.object({
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /** Button text for single sign-on. */
   OIDC_NAME: z.string().min(1).max(60).default('single sign-on'),
+  /** The rate for keys without their own (`20/s`, `100/min`); unset: such keys are not limited. */
+  RATE_LIMIT_DEFAULT: z.string().optional(),
+  RATE_LIMIT_DEFAULT_BURST: z.string().optional(),
+  /** Shares every key's rate limit across processes and hosts. */
+  RATE_LIMIT_REDIS_URL: z
+    .string()
+    .regex(/^redis:\/\/\S+$/i, 'must be a redis:// URL, e.g. redis://127.0.0.1:6379')
+    .optional(),
+  /** allow: keep each process's own limit while Redis is away; deny: answer 503 until it returns. */
+  RATE_LIMIT_ON_STORE_ERROR: z.enum(['allow', 'deny'], { message: 'must be allow or deny' }).default('allow'),
 });
 
-export type GatewayConfig = z.output<typeof gatewayEnv>;
+export type GatewayConfig = z.output<typeof gatewayEnv> & {
+  /** RATE_LIMIT_DEFAULT and its burst, parsed: null when unset. */
+  rateLimitDefault: RatePolicy | null;
+};
 
 export class ConfigError extends Error {}
 
@@ -65,5 +86,28 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  return parsed.data;
+  return { ...parsed.data, rateLimitDefault: defaultRatePolicy(parsed.data) };
+}
+
+function defaultRatePolicy(env: {
+  RATE_LIMIT_DEFAULT?: string | undefined;
+  RATE_LIMIT_DEFAULT_BURST?: string | undefined;
+}): RatePolicy | null {
+  try {
+    const rate =
+      env.RATE_LIMIT_DEFAULT === undefined ? null : parseRate(env.RATE_LIMIT_DEFAULT, 'RATE_LIMIT_DEFAULT');
+    const burst =
+      env.RATE_LIMIT_DEFAULT_BURST === undefined
+        ? undefined
+        : parseBurst(env.RATE_LIMIT_DEFAULT_BURST, 'RATE_LIMIT_DEFAULT_BURST');
+    if (burst !== undefined && rate === null) {
+      throw new LimitSyntaxError(
+        `RATE_LIMIT_DEFAULT_BURST needs RATE_LIMIT_DEFAULT (a burst is ${BURST_FORM} on top of a rate)`,
+      );
+    }
+    return rate ? ratePolicy(rate, burst) : null;
+  } catch (error) {
+    if (error instanceof LimitSyntaxError) throw new ConfigError(`invalid configuration: ${error.message}`);
+    throw error;
+  }
 }

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { DRAIN_MS } from './instance.ts';
+import { processLimitTable } from './limits/shared-table.ts';
 
 export interface ListenerThreads {
   stop(): Promise<void>;
@@ -13,7 +14,10 @@ const STOP_GRACE_MS = DRAIN_MS + 2_000;
 export async function startListenerThreads(count: number, log: Logger): Promise<ListenerThreads> {
   const workers: Worker[] = [];
   const started = Array.from({ length: count }, () => {
-    const worker = new Worker(new URL('./listener-thread-entry.mjs', import.meta.url));
+    // The same limit counters in every thread: a key's budget is the process's, not each thread's.
+    const worker = new Worker(new URL('./listener-thread-entry.mjs', import.meta.url), {
+      workerData: { limitMemory: processLimitTable().memory },
+    });
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve());

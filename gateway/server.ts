@@ -9,6 +9,10 @@ import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
 import { drainable } from './http/drain.ts';
 import { selectEngine } from './http/select-engine.ts';
+import { meterTools } from './limits/quotas.ts';
+import { type LimitObserver, RateGate } from './limits/rate-gate.ts';
+import { RedisRateStore } from './limits/redis-store.ts';
+import { processLimitTable } from './limits/shared-table.ts';
 import type { AccessHooks } from './mcp/access.ts';
 import { compileNamespace } from './mcp/namespace.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
@@ -24,6 +28,11 @@ export interface GatewayDependencies {
   sharedPort?: boolean;
   /** Per-key access rules for MCP calls; without them every registered key may call everything. */
   access?: AccessHooks;
+  /**
+   * Hears every request refused by a rate limit, quota or poll cap, and every fall-back
+   * while the shared rate-limit store is away: the hook a metrics layer counts with.
+   */
+  observeLimits?: LimitObserver;
 }
 
 export interface RunningGateway {
@@ -49,8 +58,18 @@ export async function startGateway({
   env = process.env,
   sharedPort = false,
   access,
+  observeLimits,
 }: GatewayDependencies): Promise<RunningGateway> {
   const store = await openStateStore(config);
+  const limitTable = processLimitTable();
+  const rateGate = new RateGate({
+    table: limitTable,
+    defaultPolicy: config.rateLimitDefault,
+    ...(config.RATE_LIMIT_REDIS_URL ? { remote: new RedisRateStore(config.RATE_LIMIT_REDIS_URL) } : {}),
+    onStoreError: config.RATE_LIMIT_ON_STORE_ERROR,
+    log,
+    ...(observeLimits ? { observe: observeLimits } : {}),
+  });
   const authenticator = new ApiKeyAuthenticator(store, {
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
@@ -62,6 +81,14 @@ export async function startGateway({
     broker,
     ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
   })
+    // Scopes are checked first, so a call the key may not make never spends its quota.
+    .map((definition) =>
+      meterTools(definition, {
+        store,
+        table: limitTable,
+        ...(observeLimits ? { observe: observeLimits } : {}),
+      }),
+    )
     .map(guardToolArguments)
     .map(compileNamespace);
   const consolePages = config.CONSOLE_ENABLED
@@ -91,6 +118,7 @@ export async function startGateway({
     ...(consolePages ? { console: consolePages } : {}),
     // Key scopes unless the caller brings its own rules (tests of the hook seam do).
     access: access ?? scopeAccess(namespaces),
+    rateGate,
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
@@ -125,6 +153,7 @@ export async function startGateway({
       // Namespaces release what they hold (database handles, worker pools) after the
       // listener stops, so no call is cut mid-way by its own store closing.
       await Promise.allSettled(namespaces.map((namespace) => namespace.definition.close?.()));
+      await rateGate.close();
       await store.close();
     },
   };

@@ -2,6 +2,7 @@
  * The shapes every state adapter (SQLite, Postgres) stores and returns. Timestamps are ISO
  * strings in UTC on both adapters so the two compare and sort the same way.
  */
+import type { KeyLimits } from '../limits/policy.ts';
 import type { KeyScopes } from './scopes.ts';
 
 export interface Account {
@@ -43,6 +44,7 @@ export interface ApiKeyRecord {
   /** The owning account's email, for listings. */
   owner: string;
   scopes: KeyScopes;
+  limits: KeyLimits;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -59,6 +61,7 @@ export interface NewApiKey {
   ownerId: string;
   scopes: KeyScopes;
   expiresAt: string | null;
+  limits?: KeyLimits;
 }
 
 /** What the gateway needs to admit a request: never the key, only its verdict and limits. */
@@ -68,6 +71,13 @@ export interface KeyPrincipal {
   ownerDisabled: boolean;
   expiresAt: string | null;
   scopes: KeyScopes;
+  limits: KeyLimits;
+}
+
+/** One quota counter taken: ok false when the day's `limit` was already used up. */
+export interface QuotaTake {
+  ok: boolean;
+  used: number;
 }
 
 /** The account that owns keys minted on the server without --owner; it cannot sign in. */
@@ -109,6 +119,15 @@ export interface StateStore {
   revokeKey(id: string, ownerId?: string): Promise<boolean>;
   keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined>;
   touchKey(id: string, at: Date): Promise<void>;
+  /** Replaces a key's limits; undefined (and nothing changed) when no such key exists. */
+  setKeyLimits(id: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Counts one call against a key's daily quota, atomically across threads, processes and
+   * hosts sharing the store; refuses (and counts nothing) once `limit` calls were counted.
+   */
+  takeQuota(keyId: string, day: string, name: string, limit: number): Promise<QuotaTake>;
+  /** A key's counted calls on one UTC day (YYYY-MM-DD), by quota name. */
+  quotaUsage(keyId: string, day: string): Promise<Record<string, number>>;
 
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@
  * same ISO-string timestamps as the SQLite adapter, so both behave identically.
  */
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
+import { type KeyLimits, parseStoredLimits } from '../limits/policy.ts';
 import { createPgPool, type PgPool, runPgMigrations } from '../store/index.ts';
 import {
   type Account,
@@ -19,7 +20,14 @@ import {
   type StateStore,
 } from './model.ts';
 import { parseStoredScopes } from './scopes.ts';
-import { accountFromRow, keyFromRow, newAccountId, publicAccount } from './sqlite-store.ts';
+import {
+  accountFromRow,
+  keyFromRow,
+  LIMITS_V2,
+  newAccountId,
+  publicAccount,
+  TAKE_QUOTA_SQL,
+} from './sqlite-store.ts';
 
 const SCHEMA_V1 = `
 CREATE TABLE accounts (
@@ -51,7 +59,7 @@ CREATE TABLE api_keys (
   revoked_at TEXT);
 CREATE INDEX api_keys_account ON api_keys(account_id);`;
 
-const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
+const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.limits, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
   FROM api_keys k JOIN accounts a ON a.id = k.account_id`;
 
 // biome-ignore lint/suspicious/noExplicitAny: rows come back untyped from pg and are mapped by the shared row readers
@@ -67,6 +75,7 @@ export class PostgresStateStore implements StateStore {
     try {
       await runPgMigrations(pool, 'accounts', [
         { version: 1, name: 'accounts, sessions and api keys', up: SCHEMA_V1 },
+        { version: 2, name: 'per-key limits and daily quota usage', up: LIMITS_V2 },
       ]);
     } catch (error) {
       await pool.end();
@@ -183,8 +192,8 @@ export class PostgresStateStore implements StateStore {
     const key = generateApiKey();
     const id = generateApiKeyId();
     await this.pool.query(
-      `INSERT INTO api_keys (id, key_hash, label, account_id, scopes, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      `INSERT INTO api_keys (id, key_hash, label, account_id, scopes, created_at, expires_at, limits)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
         id,
         hashApiKey(key),
@@ -193,6 +202,7 @@ export class PostgresStateStore implements StateStore {
         JSON.stringify(input.scopes),
         new Date().toISOString(),
         input.expiresAt,
+        JSON.stringify(input.limits ?? {}),
       ],
     );
     return { ...((await this.keyById(id)) as ApiKeyRecord), key };
@@ -226,7 +236,7 @@ export class PostgresStateStore implements StateStore {
   }
   async keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined> {
     const [row] = await this.rows(
-      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, a.disabled_at
+      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
       [hash],
     );
@@ -237,10 +247,30 @@ export class PostgresStateStore implements StateStore {
       ownerDisabled: row.disabled_at !== null,
       expiresAt: row.expires_at,
       scopes: parseStoredScopes(row.scopes),
+      limits: parseStoredLimits(row.limits),
     };
   }
   async touchKey(id: string, at: Date): Promise<void> {
     await this.pool.query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at.toISOString(), id]);
+  }
+  async setKeyLimits(id: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined> {
+    const result = await this.pool.query('UPDATE api_keys SET limits = $1 WHERE id = $2', [
+      JSON.stringify(limits),
+      id,
+    ]);
+    return (result.rowCount ?? 0) > 0 ? this.keyById(id) : undefined;
+  }
+  async takeQuota(keyId: string, day: string, name: string, limit: number) {
+    const [row] = await this.rows(TAKE_QUOTA_SQL, [keyId, day, name, limit]);
+    if (row) return { ok: true, used: Number(row.used) };
+    return { ok: false, used: (await this.quotaUsage(keyId, day))[name] ?? limit };
+  }
+  async quotaUsage(keyId: string, day: string): Promise<Record<string, number>> {
+    const rows = await this.rows('SELECT name, used FROM key_usage WHERE key_id = $1 AND day = $2', [
+      keyId,
+      day,
+    ]);
+    return Object.fromEntries(rows.map((row) => [row.name, Number(row.used)]));
   }
   async close(): Promise<void> {
     await this.pool.end();

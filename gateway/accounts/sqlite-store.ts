@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
+import { type KeyLimits, parseStoredLimits } from '../limits/policy.ts';
 import { openSqlite, runSqliteMigrations } from '../store/index.ts';
 import {
   type Account,
@@ -43,6 +44,20 @@ const ACCOUNTS_V1 = `CREATE TABLE IF NOT EXISTS api_keys (
    ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
    CREATE INDEX api_keys_account ON api_keys(account_id);`;
 
+/** Limits live beside scopes; usage counters are per key, UTC day and quota name. */
+export const LIMITS_V2 = `ALTER TABLE api_keys ADD COLUMN limits TEXT NOT NULL DEFAULT '{}';
+   CREATE TABLE key_usage (
+     key_id TEXT NOT NULL,
+     day TEXT NOT NULL,
+     name TEXT NOT NULL,
+     used INTEGER NOT NULL,
+     PRIMARY KEY (key_id, day, name))`;
+
+/** One statement, so two gateways counting at once can never both take the last call. */
+export const TAKE_QUOTA_SQL = `INSERT INTO key_usage (key_id, day, name, used) VALUES ($1, $2, $3, 1)
+  ON CONFLICT (key_id, day, name) DO UPDATE SET used = key_usage.used + 1 WHERE key_usage.used < $4
+  RETURNING used`;
+
 export function newAccountId(): string {
   return `acct_${randomBytes(9).toString('base64url')}`;
 }
@@ -65,6 +80,7 @@ interface KeyRow {
   account_id: string;
   email: string;
   scopes: string;
+  limits: string;
   created_at: string;
   last_used_at: string | null;
   expires_at: string | null;
@@ -102,6 +118,7 @@ export function keyFromRow(row: KeyRow): ApiKeyRecord {
     ownerId: row.account_id,
     owner: row.email,
     scopes: parseStoredScopes(row.scopes),
+    limits: parseStoredLimits(row.limits),
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     expiresAt: row.expires_at,
@@ -109,7 +126,7 @@ export function keyFromRow(row: KeyRow): ApiKeyRecord {
   };
 }
 
-const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
+const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.limits, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
   FROM api_keys k JOIN accounts a ON a.id = k.account_id`;
 
 /** The embedded adapter: one SQLite file in DATA_DIR holding accounts, sessions and key hashes, never keys. */
@@ -123,6 +140,7 @@ export class SqliteStateStore implements StateStore {
       revoked_at: string | null;
       expires_at: string | null;
       scopes: string;
+      limits: string;
       disabled_at: string | null;
     }
   >;
@@ -141,9 +159,10 @@ export class SqliteStateStore implements StateStore {
           db.prepare('UPDATE api_keys SET account_id = ? WHERE account_id IS NULL').run(operator.id);
         },
       },
+      { version: 2, name: 'per-key limits and daily quota usage', up: LIMITS_V2 },
     ]);
     this.byHash = this.db.prepare(
-      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, a.disabled_at
+      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     );
     this.touchStatement = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
@@ -188,7 +207,7 @@ export class SqliteStateStore implements StateStore {
     const createdAt = new Date().toISOString();
     this.db
       .prepare(
-        'INSERT INTO api_keys (id, key_hash, label, account_id, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO api_keys (id, key_hash, label, account_id, scopes, limits, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         id,
@@ -196,6 +215,7 @@ export class SqliteStateStore implements StateStore {
         input.label,
         input.ownerId,
         JSON.stringify(input.scopes),
+        JSON.stringify(input.limits ?? {}),
         createdAt,
         input.expiresAt,
       );
@@ -243,6 +263,7 @@ export class SqliteStateStore implements StateStore {
       ownerDisabled: row.disabled_at !== null,
       expiresAt: row.expires_at,
       scopes: parseStoredScopes(row.scopes),
+      limits: parseStoredLimits(row.limits),
     };
   }
 
@@ -344,6 +365,31 @@ export class SqliteStateStore implements StateStore {
   }
   async touchKey(id: string, at: Date): Promise<void> {
     this.touchKeySync(id, at);
+  }
+  protected setKeyLimitsSync(id: string, limits: KeyLimits): ApiKeyRecord | undefined {
+    const result = this.db
+      .prepare('UPDATE api_keys SET limits = ? WHERE id = ?')
+      .run(JSON.stringify(limits), id);
+    return result.changes > 0 ? this.keyByIdSync(id) : undefined;
+  }
+  async setKeyLimits(id: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined> {
+    return this.setKeyLimitsSync(id, limits);
+  }
+  async takeQuota(keyId: string, day: string, name: string, limit: number) {
+    const row = this.takeQuotaStatement().get(keyId, day, name, limit) as { used: number } | undefined;
+    if (row) return { ok: true, used: row.used };
+    return { ok: false, used: (await this.quotaUsage(keyId, day))[name] ?? limit };
+  }
+  private takeQuotaCached: Database.Statement | undefined;
+  private takeQuotaStatement(): Database.Statement {
+    this.takeQuotaCached ??= this.db.prepare(TAKE_QUOTA_SQL.replace(/\$\d/g, '?'));
+    return this.takeQuotaCached;
+  }
+  async quotaUsage(keyId: string, day: string): Promise<Record<string, number>> {
+    const rows = this.db
+      .prepare('SELECT name, used FROM key_usage WHERE key_id = ? AND day = ?')
+      .all(keyId, day) as { name: string; used: number }[];
+    return Object.fromEntries(rows.map((row) => [row.name, row.used]));
   }
   async close(): Promise<void> {
     if (this.db.open) this.db.close();

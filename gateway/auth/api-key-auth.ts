@@ -1,6 +1,7 @@
 import type { KeyPrincipal } from '../accounts/model.ts';
 import type { KeyScopes } from '../accounts/scopes.ts';
 import { hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
+import type { KeyLimits } from '../limits/policy.ts';
 import { BoundedTtlCache } from './bounded-cache.ts';
 
 export interface KeyLookup {
@@ -17,7 +18,7 @@ export type RefusalReason =
   | 'owner_disabled';
 
 export type AuthOutcome =
-  | { ok: true; apiKeyId: string; scopes: KeyScopes }
+  | { ok: true; apiKeyId: string; scopes: KeyScopes; limits: KeyLimits }
   | { ok: false; reason: RefusalReason };
 
 export interface AuthenticatorOptions {
@@ -35,6 +36,8 @@ const MAX_POSITIVE_ENTRIES = 100_000;
 interface Admitted {
   id: string;
   scopes: KeyScopes;
+  /** Cached with the key, so a changed limit takes effect within positiveTtlMs, like a revocation. */
+  limits: KeyLimits;
   expiresAtMs: number;
 }
 
@@ -77,6 +80,7 @@ export class ApiKeyAuthenticator {
     const admitted: Admitted = {
       id: found.id,
       scopes: found.scopes,
+      limits: found.limits,
       expiresAtMs: found.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(found.expiresAt),
     };
     this.admitted.set(cacheKey, admitted);
@@ -87,7 +91,7 @@ export class ApiKeyAuthenticator {
   private admit(admitted: Admitted): AuthOutcome {
     if (Date.now() >= admitted.expiresAtMs) return { ok: false, reason: 'expired' };
     this.noteUse(admitted.id);
-    return { ok: true, apiKeyId: admitted.id, scopes: admitted.scopes };
+    return { ok: true, apiKeyId: admitted.id, scopes: admitted.scopes, limits: admitted.limits };
   }
 
   private noteUse(id: string): void {

@@ -1,6 +1,7 @@
 /** The console's pages. Every value is interpolated through html``, which escapes it. */
 import type { Account, ApiKeyRecord, CreatedApiKey } from '../accounts/model.ts';
 import { describeScopes } from '../accounts/scopes.ts';
+import { describeQuotas, describeRate, type KeyLimits } from '../limits/policy.ts';
 import { type Html, html, notice } from './html.ts';
 
 export interface SignInView {
@@ -38,6 +39,15 @@ function dateOnly(iso: string | null): string {
   return iso ? iso.slice(0, 16).replace('T', ' ') : '—';
 }
 
+/** The key's own limits; a key without a rate of its own follows RATE_LIMIT_DEFAULT, whatever that is now. */
+function limitsText(limits: KeyLimits): string {
+  const rate = limits.rate || limits.unlimited ? describeRate(limits) : 'gateway default';
+  const parts = [`rate ${rate}`];
+  if (limits.quotas) parts.push(`quotas ${describeQuotas(limits)}`);
+  if (limits.maxPolls !== undefined) parts.push(`max polls ${limits.maxPolls}`);
+  return parts.join('; ');
+}
+
 function keyRows(keys: ApiKeyRecord[], csrf: string, showOwner: boolean): Html {
   if (keys.length === 0) return html`<p class="muted">No keys yet.</p>`;
   const rows = keys.map((key) => {
@@ -46,7 +56,7 @@ function keyRows(keys: ApiKeyRecord[], csrf: string, showOwner: boolean): Html {
     return html`<tr class="${key.revokedAt ? 'revoked' : ''}" data-key-id="${key.id}">
   <td>${key.label}</td><td><code>${key.id}</code></td>${showOwner ? html`<td>${key.owner}</td>` : ''}
   <td>${dateOnly(key.createdAt)}</td><td>${dateOnly(key.lastUsedAt)}</td>
-  <td>${describeScopes(key.scopes)}</td><td>${dateOnly(key.expiresAt)}</td><td>${status}</td>
+  <td>${describeScopes(key.scopes)}</td><td class="limits">${limitsText(key.limits)}</td><td>${dateOnly(key.expiresAt)}</td><td>${status}</td>
   <td>${
     key.revokedAt
       ? ''
@@ -55,7 +65,7 @@ function keyRows(keys: ApiKeyRecord[], csrf: string, showOwner: boolean): Html {
       <button type="submit">Revoke</button></form>`
   }</td></tr>`;
   });
-  return html`<table><thead><tr><th>Label</th><th>ID</th>${showOwner ? html`<th>Owner</th>` : ''}<th>Created</th><th>Last used</th><th>Scopes</th><th>Expires</th><th>Status</th><th></th></tr></thead>
+  return html`<table><thead><tr><th>Label</th><th>ID</th>${showOwner ? html`<th>Owner</th>` : ''}<th>Created</th><th>Last used</th><th>Scopes</th><th>Limits</th><th>Expires</th><th>Status</th><th></th></tr></thead>
 <tbody>${rows}</tbody></table>`;
 }
 

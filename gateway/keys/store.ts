@@ -5,12 +5,14 @@
 import type { ApiKeyRecord, CreatedApiKey } from '../accounts/model.ts';
 import { FULL_SCOPES, type KeyScopes } from '../accounts/scopes.ts';
 import { SqliteStateStore } from '../accounts/sqlite-store.ts';
+import type { KeyLimits } from '../limits/policy.ts';
 
 export type { ApiKeyRecord, CreatedApiKey } from '../accounts/model.ts';
 
 export interface CreateKeyOptions {
   scopes?: KeyScopes;
   expiresAt?: string | null;
+  limits?: KeyLimits;
 }
 
 export class ApiKeyStore extends SqliteStateStore {
@@ -29,6 +31,7 @@ export class ApiKeyStore extends SqliteStateStore {
       ownerId: account.id,
       scopes: options.scopes ?? { ...FULL_SCOPES },
       expiresAt: options.expiresAt ?? null,
+      limits: options.limits ?? {},
     });
   }
 
@@ -49,6 +52,10 @@ export class ApiKeyStore extends SqliteStateStore {
   findByHash(hash: Buffer): { id: string; revoked: boolean } | undefined {
     const found = this.keyByHashSync(hash);
     return found ? { id: found.id, revoked: found.revoked } : undefined;
+  }
+
+  setLimits(id: string, limits: KeyLimits): ApiKeyRecord | undefined {
+    return this.setKeyLimitsSync(id, limits);
   }
 
   touch(id: string, at: Date): void {

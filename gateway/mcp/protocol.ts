@@ -25,6 +25,10 @@ export const JSON_RPC = {
   CALL_REFUSED: -32001,
   /** 2026-07-28: an MCP-* routing header is missing, malformed or disagrees with the body. */
   HEADER_MISMATCH: -32020,
+  /** The gateway's own: the key's rate limit is reached (HTTP 429; data says how long to wait). */
+  RATE_LIMITED: -32029,
+  /** The gateway's own: the shared rate-limit store is down and RATE_LIMIT_ON_STORE_ERROR=deny (HTTP 503). */
+  RATE_LIMIT_STORE_UNAVAILABLE: -32030,
   /** 2026-07-28: the claimed protocol version is not served; data lists what is. */
   UNSUPPORTED_PROTOCOL_VERSION: -32022,
 } as const;

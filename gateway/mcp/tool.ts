@@ -1,11 +1,14 @@
 import type { z } from 'zod';
 import type { KeyScopes } from '../accounts/scopes.ts';
+import type { KeyLimits } from '../limits/policy.ts';
 
 /** Who is calling, as established by the gateway; never taken from tool arguments. */
 export interface CallerIdentity {
   apiKeyId: string;
   /** What the key may do; absent means no limits (in-process callers, tests). */
   scopes?: KeyScopes;
+  /** Quotas and poll caps; absent means none. */
+  limits?: KeyLimits;
 }
 
 export interface ToolContext {

@@ -133,6 +133,7 @@ for (const [kind, open] of Object.entries(adapters)) {
         ownerDisabled: false,
         expiresAt,
         scopes,
+        limits: {},
       });
       assert.equal(await store.keyByHash(hashApiKey(generateApiKey())), undefined);
       const own = await store.listKeys(owner.id);
@@ -182,6 +183,7 @@ for (const [kind, open] of Object.entries(adapters)) {
         ok: true,
         apiKeyId: live.id,
         scopes: FULL_SCOPES,
+        limits: {},
       });
       assert.deepEqual(await auth.authenticate(old.key), { ok: false, reason: 'expired' });
       await store.setAccountDisabled(owner.id, true);
