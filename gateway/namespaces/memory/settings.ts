@@ -48,25 +48,22 @@ export interface ProviderSearchDefaults extends RankSettings {
 export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], ProviderSearchDefaults> = {
   local: {
     fusion: 'convex',
-    vectorWeight: 0.7,
-    floor: 0.25,
-    full: 0.75,
-    weakBelow: 0.3,
-    hideBelow: 0.1,
+    vectorWeight: 0.9,
+    floor: 0.106,
+    full: 0.584,
+    weakBelow: 0.55,
+    hideBelow: 0.04,
     newerWithin: 0,
-    supersedeAbove: 1,
+    supersedeAbove: 0.8,
   },
-  // Placeholder until `npm run bench -- memory-quality --embedder minilm` tunes it: floor and
-  // full are MiniLM's median and 99.9th-percentile unrelated-pair cosines on the tuning half
-  // (the bench's own calibration), the rest is USE-lite's.
   minilm: {
     fusion: 'convex',
     vectorWeight: 0.7,
-    floor: 0.05,
-    full: 0.43,
-    weakBelow: 0.3,
-    hideBelow: 0.1,
-    newerWithin: 0,
+    floor: 0.058,
+    full: 0.404,
+    weakBelow: 0.55,
+    hideBelow: 0.08,
+    newerWithin: 0.05,
     supersedeAbove: 1,
   },
   openai: {
