@@ -15,7 +15,11 @@ import { createTopic, produce, uniqueName } from '../broker-worker/support/kafka
 import { type ConsumeData, callTool, startEventStack } from '../support/event-stack.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { testKafka } from '../support/kafka-env.ts';
-import { type EmbeddingsServer, startEmbeddingsServer } from '../support/openai-embeddings.ts';
+import {
+  contractEmbeddingsEnv,
+  type EmbeddingsServer,
+  startEmbeddingsServer,
+} from '../support/openai-embeddings.ts';
 
 const root = join(import.meta.dirname, '../..');
 let embeddings: EmbeddingsServer;
@@ -35,11 +39,7 @@ function memoryGateway(): Promise<TestGateway> {
     engine: 'node',
     dataDir,
     env: {
-      MEMORY_EMBEDDINGS: 'openai',
-      EMBEDDINGS_URL: embeddings.url,
-      EMBEDDINGS_MODEL: 'text-embedding-3-small',
-      EMBEDDINGS_API_KEY: 'sk-test-secret',
-      EMBEDDINGS_DIMENSIONS: '64',
+      ...contractEmbeddingsEnv(embeddings),
     },
   });
 }

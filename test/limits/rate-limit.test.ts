@@ -11,7 +11,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ConfigError, loadGatewayConfig } from '../../gateway/config.ts';
 import type { KeyLimits } from '../../gateway/limits/policy.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { type EmbeddingsServer, startEmbeddingsServer } from '../support/openai-embeddings.ts';
+import {
+  contractEmbeddingsEnv,
+  type EmbeddingsServer,
+  startEmbeddingsServer,
+} from '../support/openai-embeddings.ts';
 
 let gw: TestGateway;
 let embeddings: EmbeddingsServer;
@@ -21,11 +25,7 @@ before(async () => {
   gw = await startTestGateway({
     engine: 'node',
     env: {
-      MEMORY_EMBEDDINGS: 'openai',
-      EMBEDDINGS_URL: embeddings.url,
-      EMBEDDINGS_MODEL: 'text-embedding-3-small',
-      EMBEDDINGS_API_KEY: 'sk-test-secret',
-      EMBEDDINGS_DIMENSIONS: '64',
+      ...contractEmbeddingsEnv(embeddings),
       // Limits changed with `keys update` apply on the next request.
       API_KEY_CACHE_TTL_MS: '0',
       RATE_LIMIT_DEFAULT: '1/min',

@@ -106,3 +106,14 @@ export async function startEmbeddingsServer(options: { apiKey: string; defaultDi
   state.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return state;
 }
+
+/** The memory settings that point a gateway at this contract server (64-d vectors). */
+export function contractEmbeddingsEnv(server: EmbeddingsServer, apiKey = 'sk-test-secret') {
+  return {
+    MEMORY_EMBEDDINGS: 'openai',
+    EMBEDDINGS_URL: server.url,
+    EMBEDDINGS_MODEL: 'text-embedding-3-small',
+    EMBEDDINGS_API_KEY: apiKey,
+    EMBEDDINGS_DIMENSIONS: '64',
+  };
+}

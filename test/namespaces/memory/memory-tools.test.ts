@@ -7,7 +7,11 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
-import { type EmbeddingsServer, startEmbeddingsServer } from '../../support/openai-embeddings.ts';
+import {
+  contractEmbeddingsEnv,
+  type EmbeddingsServer,
+  startEmbeddingsServer,
+} from '../../support/openai-embeddings.ts';
 
 let gw: TestGateway;
 let embeddings: EmbeddingsServer;
@@ -52,11 +56,7 @@ before(async () => {
   embeddings = await startEmbeddingsServer({ apiKey: 'sk-test-secret' });
   gw = await startTestGateway({
     env: {
-      MEMORY_EMBEDDINGS: 'openai',
-      EMBEDDINGS_URL: embeddings.url,
-      EMBEDDINGS_MODEL: 'text-embedding-3-small',
-      EMBEDDINGS_API_KEY: 'sk-test-secret',
-      EMBEDDINGS_DIMENSIONS: '64',
+      ...contractEmbeddingsEnv(embeddings),
       MEMORY_MAX_PER_KEY: String(CAP),
       MEMORY_EMBED_RETRY_MS: '200',
       MEMORY_MIN_SCORE: '0.2',
