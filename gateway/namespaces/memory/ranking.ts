@@ -31,6 +31,12 @@ export interface RankSettings {
    * equally well; the newer one is the current fact. A clearly better match still wins.
    */
   newerWithin: number;
+  /**
+   * The same window for a query that asks about the present ("now", "currently", "these
+   * days": see asksAboutNow). Such a question wants the latest statement, so a newer match
+   * may lead from further behind; past the window the better match still wins.
+   */
+  newerWithinNow: number;
 }
 
 export interface RankRequest {
@@ -45,6 +51,8 @@ export interface RankRequest {
   recency?: { halfLifeDays: number; weight: number };
   /** Vector-arm weights given by the caller instead of the settings' split. */
   weights?: { vector: number; keyword: number };
+  /** The query asks for the current state of something (newerWithinNow applies). */
+  asksNow?: boolean;
 }
 
 export interface RankedHit {
@@ -173,7 +181,10 @@ export function rankCandidates(
       b.order - a.order ||
       b.hit.memory.createdAt - a.hit.memory.createdAt,
   );
-  newestAmongEquals(allowed, settings.fusion === 'rrf' ? settings.newerWithin / RRF_K : settings.newerWithin);
+  const within = request.asksNow
+    ? Math.max(settings.newerWithin, settings.newerWithinNow)
+    : settings.newerWithin;
+  newestAmongEquals(allowed, settings.fusion === 'rrf' ? within / RRF_K : within);
   const best = scored.length === 0 ? null : Math.max(...scored.map((s) => s.raw));
   // An explicit min_score is the caller's own floor: it replaces the noise floor.
   const shown =

@@ -3,7 +3,7 @@ import { ToolError } from '../../mcp/tool.ts';
 import type { Embedder } from './embeddings/embedder.ts';
 import { EmbedderUnavailable } from './embeddings/embedder.ts';
 import type { EmbeddingIndexer } from './embeddings/indexer.ts';
-import { firstPersonQuery } from './query-voice.ts';
+import { asksAboutNow, firstPersonQuery } from './query-voice.ts';
 import { type Ranked, rankCandidates } from './ranking.ts';
 import { type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { CursorError } from './store/common.ts';
@@ -140,6 +140,7 @@ export class MemoryService {
         mode: degraded ? 'keyword' : mode,
         limit: args.limit,
         includeWeak: args.includeWeak,
+        asksNow: asksAboutNow(args.query),
         ...(minScore === undefined ? {} : { minScore }),
         ...(args.recency ? { recency: args.recency } : {}),
         ...(args.weights ? { weights: args.weights } : {}),

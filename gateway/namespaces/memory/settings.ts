@@ -5,7 +5,9 @@ import type { RankSettings } from './ranking.ts';
 const positiveInt = z.coerce.number().int().positive();
 
 const memoryEnv = z.object({
-  MEMORY_EMBEDDINGS: z.enum(['local', 'minilm', 'openai', 'none']).default('local'),
+  MEMORY_EMBEDDINGS: z.enum(['local', 'minilm', 'openai', 'none']).default('minilm'),
+  // With `minilm` and no model set up yet, the gateway fetches it in the background (`off`: only `fetch-model` does).
+  MEMORY_MODEL_FETCH: z.enum(['auto', 'off']).default('auto'),
   // Where `minilm` is set up by `npm run memory -- fetch-model`; default <repo>/.cache/models.
   MEMORY_MODEL_DIR: z.string().min(1).optional(),
   EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -52,8 +54,9 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     floor: 0.106,
     full: 0.584,
     weakBelow: 0.55,
-    hideBelow: 0.04,
+    hideBelow: 0.12,
     newerWithin: 0,
+    newerWithinNow: 0.4,
     supersedeAbove: 0.8,
   },
   minilm: {
@@ -64,6 +67,7 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     weakBelow: 0.55,
     hideBelow: 0.08,
     newerWithin: 0.05,
+    newerWithinNow: 0.3,
     supersedeAbove: 1,
   },
   openai: {
@@ -74,6 +78,7 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     weakBelow: 0.3,
     hideBelow: 0.1,
     newerWithin: 0,
+    newerWithinNow: 0,
     supersedeAbove: 1,
   },
   none: {
@@ -84,6 +89,7 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     weakBelow: 0.3,
     hideBelow: 0.01,
     newerWithin: 0,
+    newerWithinNow: 0,
     supersedeAbove: 1,
   },
 };

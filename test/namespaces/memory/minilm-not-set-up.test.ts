@@ -20,6 +20,7 @@ test('minilm without a set-up model: one log line naming fetch-model, keywords m
     env: {
       MEMORY_EMBEDDINGS: 'minilm',
       MEMORY_MODEL_DIR: modelsDir,
+      MEMORY_MODEL_FETCH: 'off',
       MEMORY_EMBED_RETRY_MS: '200',
       LOG_LEVEL: 'info',
     },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { firstPersonQuery } from '../../../gateway/namespaces/memory/query-voice.ts';
+import { asksAboutNow, firstPersonQuery } from '../../../gateway/namespaces/memory/query-voice.ts';
 
 test('an agent’s third-person question is embedded in the user’s own voice', () => {
   const cases: [string, string][] = [
@@ -28,4 +28,23 @@ test('a query that names no user, or users in general, keeps its words', () => {
     firstPersonQuery('How does the user feel about users of Vim?'),
     'How do I feel about users of Vim?',
   );
+});
+
+test('a question about the present is recognised, one about a fact is not', () => {
+  for (const query of [
+    'Which city does the user live in now?',
+    'What car is the user currently driving?',
+    'Who coaches them these days?',
+    'What phone does the user have at the moment?',
+    'Is the user still vegetarian?',
+  ]) {
+    assert.equal(asksAboutNow(query), true, query);
+  }
+  for (const query of [
+    'When did the user move to Denver?',
+    'What is the knowledge cutoff?',
+    'snowboard rental',
+  ]) {
+    assert.equal(asksAboutNow(query), false, query);
+  }
 });

@@ -33,6 +33,7 @@ const settings = (newerWithin: number): RankSettings => ({
   weakBelow: 0.3,
   hideBelow: 0,
   newerWithin,
+  newerWithinNow: 0,
 });
 
 function order(candidates: Candidate[], newerWithin: number): string[] {
@@ -69,4 +70,31 @@ test('a weak memory never passes a strong one, and the window follows the best o
   const b = candidate('b', 0.66, 20);
   const c = candidate('c', 0.62, 10);
   assert.deepEqual(order([a, b, c], 0.05), ['b', 'a', 'c']);
+});
+
+test('a question about the present lets the newer statement lead from further behind', () => {
+  const old = candidate('old', 0.7, 60);
+  const current = candidate('current', 0.6, 2);
+  const now = { ...settings(0.02), newerWithinNow: 0.15 };
+  const found = { candidates: [old, current], total: 2, documentFrequency: {} };
+  const ask = (asksNow: boolean) =>
+    rankCandidates(
+      found,
+      { stems: [], mode: 'vector', limit: 10, includeWeak: true, asksNow },
+      now,
+      NOW,
+    ).hits.map((hit) => hit.memory.id);
+  assert.deepEqual(ask(false), ['old', 'current']);
+  assert.deepEqual(ask(true), ['current', 'old']);
+  // Past the window the better match still leads.
+  const far = { ...found, candidates: [candidate('old', 0.9, 60), current] };
+  assert.deepEqual(
+    rankCandidates(
+      far,
+      { stems: [], mode: 'vector', limit: 10, includeWeak: true, asksNow: true },
+      now,
+      NOW,
+    ).hits.map((hit) => hit.memory.id),
+    ['old', 'current'],
+  );
 });

@@ -50,6 +50,7 @@ export const TEST_RANKING: RankSettings = {
   weakBelow: 0,
   hideBelow: 0,
   newerWithin: 0,
+  newerWithinNow: 0,
 };
 
 /** A search as the service runs it: the store's candidates, ranked; `score` is the cosine. */
