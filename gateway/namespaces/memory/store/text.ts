@@ -11,7 +11,7 @@ import { stemmer } from 'stemmer';
  */
 const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
 const MARKS = /\p{M}+/gu;
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^[ -~]*$/;
 
 /** Words as FTS5 unicode61 (remove_diacritics 2) splits and folds them. */
 export function foldedWords(text: string): string[] {
