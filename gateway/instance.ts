@@ -2,10 +2,12 @@
 import type { Logger } from 'pino';
 import { BrokerWorkerClient } from './broker-client/index.ts';
 import type { GatewayConfig } from './config.ts';
+import type { GatewayMetrics } from './ops/metrics.ts';
 import { type RunningGateway, startGateway } from './server.ts';
 
 export interface GatewayInstance {
   gateway: RunningGateway;
+  broker: BrokerWorkerClient;
   /** Drains (see drainAndClose) and closes. */
   close(): Promise<void>;
 }
@@ -16,13 +18,21 @@ export const DRAIN_MS = 10_000;
 export async function startGatewayInstance(
   config: GatewayConfig,
   log: Logger,
-  options: { sharedPort?: boolean } = {},
+  options: { sharedPort?: boolean; metrics?: GatewayMetrics; audit?: (line: string) => void } = {},
 ): Promise<GatewayInstance> {
   const broker = BrokerWorkerClient.fromEnv(process.env);
   try {
-    const gateway = await startGateway({ config, log, broker, sharedPort: options.sharedPort ?? false });
+    const gateway = await startGateway({
+      config,
+      log,
+      broker,
+      sharedPort: options.sharedPort ?? false,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.audit ? { audit: options.audit } : {}),
+    });
     return {
       gateway,
+      broker,
       async close() {
         // Stop accepting, answer the long polls at once, let every other call finish.
         const drained = gateway.drain(DRAIN_MS);
