@@ -86,8 +86,27 @@ async function stop(reason: string): Promise<void> {
   process.exit(0);
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
+/** Longest the gateway waits for /readyz to pass before telling its supervisor it is up anyway. */
+const READY_WAIT_MS = 20_000;
+
+/**
+ * With the ops listener on, 'ready' means what /readyz means: PM2's wait_ready (and a
+ * `pm2 reload`) then hold the old process until the new one can serve. The wait is bounded,
+ * so a broker worker that is slow to come up delays the start, never blocks it.
+ */
+async function waitUntilReady(): Promise<void> {
+  if (!ops) return;
+  const deadline = Date.now() + READY_WAIT_MS;
+  while (Date.now() < deadline && !stopping) {
+    if ((await instance.gateway.readiness()).ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  log.warn({ waitedMs: READY_WAIT_MS }, 'not ready yet (see GET /readyz); reporting started anyway');
+}
+
 // Under `npm start` the supervisor holds an IPC channel: tell it we are up, and stop if it goes away.
 if (process.send) {
+  await waitUntilReady();
   process.send('ready');
   process.on('disconnect', () => void stop('supervisor gone'));
 }
