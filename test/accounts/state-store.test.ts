@@ -183,6 +183,7 @@ for (const [kind, open] of Object.entries(adapters)) {
       assert.deepEqual(await auth.authenticate(live.key), {
         ok: true,
         apiKeyId: live.id,
+        ownerId: owner.id,
         scopes: FULL_SCOPES,
         limits: {},
       });

@@ -3,7 +3,9 @@
  * goes away mid-test, and with the gateway draining.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { test } from 'node:test';
+import { startValkey } from '../../dev/valkey/valkey.ts';
 import { createLogger } from '../../gateway/logger.ts';
 import { startOpsListener } from '../../gateway/ops/ops-server.ts';
 import { clientFor, startWorker } from '../broker-worker/support/worker-process.ts';
@@ -19,6 +21,15 @@ interface Readiness {
 async function readyz(url: string): Promise<{ status: number; body: Readiness }> {
   const response = await fetch(`${url}/readyz`);
   return { status: response.status, body: (await response.json()) as Readiness };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 async function until(what: string, probe: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
@@ -102,5 +113,42 @@ test('a draining gateway is not ready, with the same JSON naming every check', a
     await gw.close();
     await broker.close();
     await worker.stop();
+  }
+});
+
+test('with RATE_LIMIT_REDIS_URL, readiness names Redis and follows it going away and coming back', async () => {
+  const port = await freePort();
+  let valkey = await startValkey(port);
+  const worker = await startWorker({});
+  const broker = clientFor(worker.address);
+  const gw = await startTestGateway({ broker, env: { RATE_LIMIT_REDIS_URL: valkey.url } });
+  const ops = await startOpsListener(
+    '127.0.0.1',
+    0,
+    {
+      metrics: () => Promise.resolve({ contentType: 'text/plain', text: '' }),
+      readiness: () => gw.gateway.readiness(),
+    },
+    createLogger('silent'),
+  );
+  const url = `http://127.0.0.1:${ops.port}`;
+  try {
+    await until('every check to pass', async () => (await readyz(url)).status === 200);
+    assert.deepEqual(Object.keys((await readyz(url)).body.checks).sort(), [
+      'broker_worker',
+      'redis',
+      'state_store',
+    ]);
+    await valkey.stop();
+    await until('the Redis check to fail', async () => (await readyz(url)).body.checks.redis?.ok === false);
+    assert.equal((await readyz(url)).status, 503);
+    valkey = await startValkey(port);
+    await until('Redis to be seen again', async () => (await readyz(url)).status === 200);
+  } finally {
+    await ops.close();
+    await gw.close();
+    await broker.close();
+    await worker.stop();
+    await valkey.stop();
   }
 });
