@@ -229,7 +229,13 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
       const fresh = await readFile(auditPath, 'utf8').catch(() => '');
       return fresh.includes('event_topics') ? true : undefined;
     });
+    // The last line written before a stop is on disk once the gateway has exited.
+    await rpc(`${gateway.url}/event/mcp`, plain.key, 'tools/call', {
+      name: 'event_capabilities',
+      arguments: {},
+    });
     assert.equal(await gateway.stop(), 0, gateway.lines.join('\n'));
+    assert.match(await readFile(auditPath, 'utf8'), /"tool":"event_capabilities"/);
   } finally {
     await gateway.stop();
     await worker.stop();
