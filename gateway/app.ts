@@ -1,3 +1,4 @@
+import { isSpanContextValid, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import { withCors } from './http/cors.ts';
@@ -10,6 +11,7 @@ import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
 import { checkUnicode } from './mcp/unicode.ts';
 import { outcomeOfStatus, type RequestObserver } from './ops/observer.ts';
+import { endRequestSpan, startRequestSpan } from './ops/tracing.ts';
 import { createOriginPolicy } from './origin-policy.ts';
 
 export interface AppOptions {
@@ -27,6 +29,8 @@ export interface AppOptions {
   rateGate?: RateGate;
   /** Hears every routed MCP request and every refused key (metrics, audit trail). */
   observer?: RequestObserver;
+  /** A server span per routed MCP request; absent when tracing is off (no SDK loaded). */
+  tracer?: Tracer;
 }
 
 type Admitted = Extract<AuthOutcome, { ok: true }>;
@@ -77,6 +81,7 @@ export function createApp({
   access = {},
   rateGate,
   observer,
+  tracer,
 }: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
   const originAllowed = createOriginPolicy(allowedOrigins);
@@ -111,6 +116,7 @@ export function createApp({
           ownerId: null,
           clientAddress: head.remoteAddress,
           seconds: 0,
+          traceId: null,
         },
         auth.reason,
       );
@@ -137,7 +143,7 @@ export function createApp({
 
     const refusedMedia = checkMediaTypes(head.headers);
     if (refusedMedia) return refusedMedia;
-    if (!observer) return serveMcp(context, namespace, auth, undefined);
+    if (!observer && !tracer) return serveMcp(context, namespace, auth, undefined);
     return observed(context, namespace, auth, observer);
   };
 
@@ -145,21 +151,24 @@ export function createApp({
     context: RequestContext,
     namespace: CompiledNamespace,
     auth: Admitted,
-    watcher: RequestObserver,
+    watcher: RequestObserver | undefined,
   ): Promise<HttpResponse> => {
     const at = Date.now();
+    const span = tracer ? startRequestSpan(tracer, context.head.headers) : undefined;
+    const spanContext = span?.spanContext();
+    const traceId = spanContext && isSpanContextValid(spanContext) ? spanContext.traceId : null;
     const started = performance.now();
     const note = emptyNote();
     // Refusals before the body is read know the call only from 2026-07-28 headers.
     note.method = context.head.headers['mcp-method']?.slice(0, 100) ?? null;
-    watcher.started();
+    watcher?.started();
     let status = 500;
     try {
       const response = await serveMcp(context, namespace, auth, note);
       status = response.status;
       return response;
     } finally {
-      watcher.finished({
+      const record = {
         at,
         namespace: namespace.definition.name,
         method: note.method,
@@ -172,7 +181,10 @@ export function createApp({
         ownerId: auth.ownerId,
         clientAddress: context.head.remoteAddress,
         seconds: (performance.now() - started) / 1000,
-      });
+        traceId,
+      };
+      watcher?.finished(record);
+      if (span) endRequestSpan(span, record, context.head.headers['mcp-protocol-version']);
     }
   };
 

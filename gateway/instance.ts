@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { BrokerWorkerClient } from './broker-client/index.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './ops/metrics.ts';
+import { startTracing } from './ops/tracing.ts';
 import { type RunningGateway, startGateway } from './server.ts';
 
 export interface GatewayInstance {
@@ -21,6 +22,7 @@ export async function startGatewayInstance(
   options: { sharedPort?: boolean; metrics?: GatewayMetrics; audit?: (line: string) => void } = {},
 ): Promise<GatewayInstance> {
   const broker = BrokerWorkerClient.fromEnv(process.env);
+  const tracing = await startTracing(process.env, log);
   try {
     const gateway = await startGateway({
       config,
@@ -29,6 +31,7 @@ export async function startGatewayInstance(
       sharedPort: options.sharedPort ?? false,
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.audit ? { audit: options.audit } : {}),
+      ...(tracing ? { tracer: tracing.tracer } : {}),
     });
     return {
       gateway,
@@ -41,10 +44,12 @@ export async function startGatewayInstance(
           log.warn({ waitedMs: DRAIN_MS }, 'requests still in flight at shutdown were cut');
         await gateway.close();
         await broker.close();
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await broker.close();
+    await tracing?.shutdown();
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { guardToolArguments, scopeAccess } from './accounts/access.ts';
 import { openStateStore, stateStorePath } from './accounts/open.ts';
@@ -41,6 +42,8 @@ export interface GatewayDependencies {
   metrics?: GatewayMetrics;
   /** Where audit lines go (AUDIT_LOG); absent: no audit trail. */
   audit?: (line: string) => void;
+  /** Traces MCP requests (OTEL_EXPORTER_OTLP_ENDPOINT); absent: no spans, no SDK. */
+  tracer?: Tracer;
 }
 
 export interface RunningGateway {
@@ -96,6 +99,7 @@ export async function startGateway({
   observeLimits: observeLimitsHook,
   metrics,
   audit,
+  tracer,
 }: GatewayDependencies): Promise<RunningGateway> {
   const observeLimits = observeLimitsHook ?? metrics?.observeLimits;
   const store = await openStateStore(config);
@@ -159,6 +163,7 @@ export async function startGateway({
     access: access ?? scopeAccess(namespaces),
     rateGate,
     ...(observer ? { observer } : {}),
+    ...(tracer ? { tracer } : {}),
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);

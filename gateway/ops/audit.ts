@@ -38,8 +38,7 @@ export function auditLine(record: RequestRecord): string {
     outcome: record.outcome,
     errorCode: record.errorCode,
     durationMs: Math.round(record.seconds * 1000 * 100) / 100,
-    // No tracing yet: the field is kept so consumers of the trail need not change when it comes.
-    traceId: null,
+    traceId: record.traceId,
     clientAddress: record.clientAddress,
   })}\n`;
 }

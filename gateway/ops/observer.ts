@@ -20,6 +20,8 @@ export interface RequestRecord {
   ownerId: string | null;
   clientAddress: string;
   seconds: number;
+  /** The request's trace (continued from `traceparent` or new) when tracing is on; else null. */
+  traceId: string | null;
 }
 
 export interface RequestObserver {
