@@ -2,7 +2,9 @@
  * PM2: the two processes of the Procfile, each restarted on a crash with exponential
  * backoff. Both announce readiness with process.send('ready') (wait_ready) and stop on
  * SIGINT (PM2's stop signal) by draining: kill_timeout leaves room for the gateway's
- * 10 s drain before PM2 sends SIGKILL.
+ * 10 s drain before PM2 sends SIGKILL. With METRICS_PORT set in the environment, the
+ * gateway sends 'ready' only once its GET /readyz passes (bounded to 20 s), so a
+ * `pm2 reload` keeps the old gateway until the new one can serve.
  *
  *   pm2 start ecosystem.config.cjs      # start both (environment from the shell)
  *   pm2 logs / pm2 ls                   # watch

@@ -8,7 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { firstPersonQuery } from '../gateway/namespaces/memory/query-voice.ts';
+import { asksAboutNow, firstPersonQuery } from '../gateway/namespaces/memory/query-voice.ts';
 import { type RankSettings, rankCandidates } from '../gateway/namespaces/memory/ranking.ts';
 import { searchNote } from '../gateway/namespaces/memory/service.ts';
 import { SEARCH_DEFAULTS } from '../gateway/namespaces/memory/settings.ts';
@@ -45,6 +45,7 @@ interface Asked {
   half: Half;
   found: SearchCandidates;
   stems: string[];
+  asksNow: boolean;
   ms: number;
 }
 
@@ -82,6 +83,7 @@ export async function ask(
         half: halfOf(conversation),
         found,
         stems,
+        asksNow: asksAboutNow(question.question),
         ms: performance.now() - started,
       });
     }
@@ -93,7 +95,7 @@ function score(a: Asked, built: Built, settings: RankSettings, mode: SearchMode)
   const started = performance.now();
   const ranked = rankCandidates(
     a.found,
-    { stems: a.stems, mode, limit: LIMIT, includeWeak: false },
+    { stems: a.stems, mode, limit: LIMIT, includeWeak: false, asksNow: a.asksNow },
     settings,
     Date.now(),
   );
@@ -156,6 +158,7 @@ const THRESHOLDS = [1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
  */
 const WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 const NEWER_WITHIN = [0, 0.025, 0.05, 0.1, 0.15, 0.2];
+const NEWER_WITHIN_NOW = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5];
 const VARIANTS: Variant[] = ['user', 'all'];
 
 /**
@@ -212,7 +215,15 @@ function tune(runs: Map<string, Run>, base: RankSettings, log: (line: string) =>
     for (const fusion of ['convex', 'rrf'] as const) {
       for (const vectorWeight of WEIGHTS) {
         for (const newerWithin of NEWER_WITHIN) {
-          const settings = { ...base, fusion, vectorWeight, newerWithin, weakBelow: 0, hideBelow: 0 };
+          const settings = {
+            ...base,
+            fusion,
+            vectorWeight,
+            newerWithin,
+            newerWithinNow: newerWithin,
+            weakBelow: 0,
+            hideBelow: 0,
+          };
           let value = 0;
           for (const variant of VARIANTS) {
             const run = runs.get(`${theta}/${variant}`)!;
@@ -227,14 +238,6 @@ function tune(runs: Map<string, Run>, base: RankSettings, log: (line: string) =>
     `memory-quality: tuned ${best.fusion} v=${best.vectorWeight} supersede>${best.supersedeAbove} newer within ${best.newerWithin}`,
   );
   const { supersedeAbove: _stale, ...rest } = base as RankSettings & { supersedeAbove?: number };
-  const chosen = (weakBelow: number, hideBelow: number): RankSettings => ({
-    ...rest,
-    fusion: best.fusion,
-    vectorWeight: best.vectorWeight,
-    newerWithin: best.newerWithin,
-    weakBelow,
-    hideBelow,
-  });
   const pooled = (settings: RankSettings) =>
     report(
       VARIANTS.flatMap((variant) => {
@@ -242,6 +245,25 @@ function tune(runs: Map<string, Run>, base: RankSettings, log: (line: string) =>
         return scoresOf(run.asked, run.built, settings, 'hybrid', 'tuning');
       }),
     );
+  // The window for questions about the present, once the rest is fixed (it moves only them).
+  let newerWithinNow = best.newerWithin;
+  let bestNow = -1;
+  for (const now of NEWER_WITHIN_NOW.filter((w) => w >= best.newerWithin)) {
+    const value = objective(
+      pooled({ ...rest, ...best, newerWithinNow: now, weakBelow: 0, hideBelow: 0 } as RankSettings),
+    );
+    if (value > bestNow) [bestNow, newerWithinNow] = [value, now];
+  }
+  log(`memory-quality: newer within ${newerWithinNow} for questions about the present`);
+  const chosen = (weakBelow: number, hideBelow: number): RankSettings => ({
+    ...rest,
+    fusion: best.fusion,
+    vectorWeight: best.vectorWeight,
+    newerWithin: best.newerWithin,
+    newerWithinNow,
+    weakBelow,
+    hideBelow,
+  });
   let weakBelow = 0;
   let bestJ = 0;
   for (let w = 0.05; w <= 0.8; w += 0.025) {

@@ -6,6 +6,7 @@
 import { SettingsError } from '../shared/broker-settings.ts';
 import { IpcServer } from './ipc/server.ts';
 import { createLogger } from './logger.ts';
+import { WorkerMetrics } from './metrics.ts';
 import { BrokerService } from './service.ts';
 import { loadWorkerSettings, type WorkerSettings } from './settings.ts';
 
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     token: settings.token,
     deadlineError: service.deadlineError,
   });
+  service.metrics = new WorkerMetrics(() => server.inFlight);
   try {
     await server.listen();
   } catch (error) {

@@ -15,6 +15,7 @@ import { publish } from './methods/publish.ts';
 import { settle } from './methods/settle.ts';
 import { status } from './methods/status.ts';
 import { createTopic, deleteTopic, topics } from './methods/topics.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import type { WorkerSettings } from './settings.ts';
 
 const ACTIONS: Record<WorkerMethod, string> = {
@@ -25,6 +26,7 @@ const ACTIONS: Record<WorkerMethod, string> = {
   topics: 'list topics',
   createTopic: 'create the topic',
   deleteTopic: 'delete the topic',
+  metrics: 'report metrics',
 };
 
 const PROBE_EVERY_MS = 2000;
@@ -36,6 +38,8 @@ const BROKER_FAULTS = new Set(['BROKER_ERROR', 'AUTHENTICATION_FAILED']);
 export class BrokerService {
   readonly health = new BrokerHealth();
   private readonly ctx: MethodContext;
+  /** Set once the IPC server exists (the queue-depth gauge reads it). */
+  metrics: WorkerMetrics | null = null;
 
   constructor(
     settings: WorkerSettings,
@@ -102,14 +106,24 @@ export class BrokerService {
   }
 
   readonly dispatch: Dispatch = async (method, params, call) => {
+    const started = performance.now();
+    const observe = (outcome: string) =>
+      this.metrics?.observe(method, outcome, (performance.now() - started) / 1000);
     try {
       const result = await this.run(method, params, call);
-      if (method !== 'status') this.health.recordSuccess();
+      if (method !== 'status' && method !== 'metrics') this.health.recordSuccess();
+      observe('ok');
       return result;
     } catch (error) {
-      if (error instanceof MethodError && (error.code === 'CANCELLED' || error.code === 'DEADLINE_EXCEEDED'))
+      if (
+        error instanceof MethodError &&
+        (error.code === 'CANCELLED' || error.code === 'DEADLINE_EXCEEDED')
+      ) {
+        observe(error.code);
         throw error;
+      }
       const described = error instanceof MethodError ? error : describeKafkaError(error, ACTIONS[method]);
+      observe(described.code);
       if (BROKER_FAULTS.has(described.code)) {
         this.logger.warn({ method, code: described.code, err: described.message }, 'broker call failed');
       }
@@ -146,6 +160,8 @@ export class BrokerService {
         return createTopic(this.ctx, params, call);
       case 'deleteTopic':
         return deleteTopic(this.ctx, params, call);
+      case 'metrics':
+        return this.metrics ? this.metrics.registry.getMetricsAsJSON() : Promise.resolve([]);
     }
   }
 

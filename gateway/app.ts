@@ -1,3 +1,4 @@
+import { isSpanContextValid, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import { withCors } from './http/cors.ts';
@@ -5,10 +6,12 @@ import type { HttpResponse, RequestContext, RequestHandler } from './http/engine
 import type { RateGate } from './limits/rate-gate.ts';
 import type { AccessHooks, CallDescription } from './mcp/access.ts';
 import { routeFromHeaders } from './mcp/classify.ts';
-import { handleMcpPost, refusalResponse } from './mcp/handle-post.ts';
+import { type CallNote, emptyNote, handleMcpPost, refusalResponse } from './mcp/handle-post.ts';
 import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
 import { checkUnicode } from './mcp/unicode.ts';
+import { outcomeOfStatus, type RequestObserver } from './ops/observer.ts';
+import { endRequestSpan, startRequestSpan } from './ops/tracing.ts';
 import { createOriginPolicy } from './origin-policy.ts';
 
 export interface AppOptions {
@@ -24,7 +27,13 @@ export interface AppOptions {
   access?: AccessHooks;
   /** Per-key rate limits; without it no request is rate-limited. */
   rateGate?: RateGate;
+  /** Hears every routed MCP request and every refused key (metrics, audit trail). */
+  observer?: RequestObserver;
+  /** A server span per routed MCP request; absent when tracing is off (no SDK loaded). */
+  tracer?: Tracer;
 }
+
+type Admitted = Extract<AuthOutcome, { ok: true }>;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -48,6 +57,11 @@ const UNAUTHORIZED_MESSAGES: Record<Exclude<AuthOutcome, { ok: true }>['reason']
   owner_disabled: 'The API key in X-API-Key belongs to a disabled account.',
 };
 
+function errorCodeOfStatus(status: number): string | null {
+  if (status === 429) return 'rate_limited';
+  return status >= 400 ? `http_${status}` : null;
+}
+
 let requestCounter = 0;
 const requestIdPrefix = `${process.pid.toString(36)}-${Date.now().toString(36)}`;
 
@@ -66,6 +80,8 @@ export function createApp({
   console: consolePages,
   access = {},
   rateGate,
+  observer,
+  tracer,
 }: AppOptions): RequestHandler {
   const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
   const originAllowed = createOriginPolicy(allowedOrigins);
@@ -85,6 +101,24 @@ export function createApp({
       log.debug(
         { path: head.path.slice(0, 200), reason: auth.reason, remote: head.remoteAddress },
         'refused',
+      );
+      observer?.refused(
+        {
+          at: Date.now(),
+          namespace: routes.get(head.path)?.definition.name ?? null,
+          method: head.headers['mcp-method']?.slice(0, 100) ?? null,
+          tool: null,
+          knownTool: false,
+          outcome: 'denied',
+          errorCode: `unauthorized_${auth.reason}`,
+          status: 401,
+          keyId: null,
+          ownerId: null,
+          clientAddress: head.remoteAddress,
+          seconds: 0,
+          traceId: null,
+        },
+        auth.reason,
       );
       return jsonError(401, 'unauthorized', UNAUTHORIZED_MESSAGES[auth.reason]);
     }
@@ -109,6 +143,58 @@ export function createApp({
 
     const refusedMedia = checkMediaTypes(head.headers);
     if (refusedMedia) return refusedMedia;
+    if (!observer && !tracer) return serveMcp(context, namespace, auth, undefined);
+    return observed(context, namespace, auth, observer);
+  };
+
+  const observed = async (
+    context: RequestContext,
+    namespace: CompiledNamespace,
+    auth: Admitted,
+    watcher: RequestObserver | undefined,
+  ): Promise<HttpResponse> => {
+    const at = Date.now();
+    const span = tracer ? startRequestSpan(tracer, context.head.headers) : undefined;
+    const spanContext = span?.spanContext();
+    const traceId = spanContext && isSpanContextValid(spanContext) ? spanContext.traceId : null;
+    const started = performance.now();
+    const note = emptyNote();
+    // Refusals before the body is read know the call only from 2026-07-28 headers.
+    note.method = context.head.headers['mcp-method']?.slice(0, 100) ?? null;
+    watcher?.started();
+    let status = 500;
+    try {
+      const response = await serveMcp(context, namespace, auth, note);
+      status = response.status;
+      return response;
+    } finally {
+      const record = {
+        at,
+        namespace: namespace.definition.name,
+        method: note.method,
+        tool: note.tool,
+        knownTool: note.knownTool,
+        outcome: note.outcome ?? outcomeOfStatus(status),
+        errorCode: note.errorCode ?? errorCodeOfStatus(status),
+        status,
+        keyId: auth.apiKeyId,
+        ownerId: auth.ownerId,
+        clientAddress: context.head.remoteAddress,
+        seconds: (performance.now() - started) / 1000,
+        traceId,
+      };
+      watcher?.finished(record);
+      if (span) endRequestSpan(span, record, context.head.headers['mcp-protocol-version']);
+    }
+  };
+
+  const serveMcp = async (
+    context: RequestContext,
+    namespace: CompiledNamespace,
+    auth: Admitted,
+    note: CallNote | undefined,
+  ): Promise<HttpResponse> => {
+    const { head } = context;
 
     // Every authenticated MCP request counts, before anything of it is read or run.
     if (rateGate) {
@@ -127,6 +213,12 @@ export function createApp({
         const refusal = access.authorizeCall(caller, call);
         if (refusal) {
           log.debug({ apiKeyId: caller.apiKeyId, ...call }, 'call refused from headers');
+          if (note) {
+            note.outcome = 'denied';
+            note.errorCode = 'forbidden';
+            note.tool = route.toolName?.slice(0, 100) ?? null;
+            note.knownTool = note.tool !== null && namespace.tools.has(note.tool);
+          }
           return refusalResponse(refusal);
         }
         allowedFromHeaders = call;
@@ -156,6 +248,7 @@ export function createApp({
       log,
       access,
       ...(allowedFromHeaders ? { allowedFromHeaders } : {}),
+      ...(note ? { note } : {}),
     });
   };
   return withCors(handle, allowedOrigins, (path) => routes.has(path));

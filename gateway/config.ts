@@ -7,6 +7,7 @@ import {
   type RatePolicy,
   ratePolicy,
 } from './limits/policy.ts';
+import { type AuditTarget, parseAuditTarget } from './ops/audit.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
@@ -69,11 +70,27 @@ const gatewayEnv = z.object({
     .optional(),
   /** allow: keep each process's own limit while Redis is away; deny: answer 503 until it returns. */
   RATE_LIMIT_ON_STORE_ERROR: z.enum(['allow', 'deny'], { message: 'must be allow or deny' }).default('allow'),
+  /** The ops listener (GET /metrics, GET /readyz); unset: none. 0 picks a free port (its log line names it). */
+  METRICS_PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number from 0 to 65535 (0 picks a free port), e.g. 9464')
+    .transform(Number)
+    .refine(
+      (value) => value <= 65_535,
+      'must be a port number from 0 to 65535 (0 picks a free port), e.g. 9464',
+    )
+    .optional(),
+  /** Loopback by default: metrics describe the fleet and should not face the internet. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** stdout or file:PATH: one JSON line per tool call and refused request. */
+  AUDIT_LOG: z.string().optional(),
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnv> & {
   /** RATE_LIMIT_DEFAULT and its burst, parsed: null when unset. */
   rateLimitDefault: RatePolicy | null;
+  /** AUDIT_LOG, parsed: null when unset. */
+  auditTarget: AuditTarget | null;
 };
 
 export class ConfigError extends Error {}
@@ -86,7 +103,13 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  return { ...parsed.data, rateLimitDefault: defaultRatePolicy(parsed.data) };
+  let auditTarget: AuditTarget | null;
+  try {
+    auditTarget = parseAuditTarget(parsed.data.AUDIT_LOG);
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: ${(error as Error).message}`);
+  }
+  return { ...parsed.data, rateLimitDefault: defaultRatePolicy(parsed.data), auditTarget };
 }
 
 function defaultRatePolicy(env: {

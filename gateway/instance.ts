@@ -2,10 +2,13 @@
 import type { Logger } from 'pino';
 import { BrokerWorkerClient } from './broker-client/index.ts';
 import type { GatewayConfig } from './config.ts';
+import type { GatewayMetrics } from './ops/metrics.ts';
+import { startTracing } from './ops/tracing.ts';
 import { type RunningGateway, startGateway } from './server.ts';
 
 export interface GatewayInstance {
   gateway: RunningGateway;
+  broker: BrokerWorkerClient;
   /** Drains (see drainAndClose) and closes. */
   close(): Promise<void>;
 }
@@ -16,13 +19,23 @@ export const DRAIN_MS = 10_000;
 export async function startGatewayInstance(
   config: GatewayConfig,
   log: Logger,
-  options: { sharedPort?: boolean } = {},
+  options: { sharedPort?: boolean; metrics?: GatewayMetrics; audit?: (line: string) => void } = {},
 ): Promise<GatewayInstance> {
   const broker = BrokerWorkerClient.fromEnv(process.env);
+  const tracing = await startTracing(process.env, log);
   try {
-    const gateway = await startGateway({ config, log, broker, sharedPort: options.sharedPort ?? false });
+    const gateway = await startGateway({
+      config,
+      log,
+      broker,
+      sharedPort: options.sharedPort ?? false,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.audit ? { audit: options.audit } : {}),
+      ...(tracing ? { tracer: tracing.tracer } : {}),
+    });
     return {
       gateway,
+      broker,
       async close() {
         // Stop accepting, answer the long polls at once, let every other call finish.
         const drained = gateway.drain(DRAIN_MS);
@@ -31,10 +44,12 @@ export async function startGatewayInstance(
           log.warn({ waitedMs: DRAIN_MS }, 'requests still in flight at shutdown were cut');
         await gateway.close();
         await broker.close();
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await broker.close();
+    await tracing?.shutdown();
     throw error;
   }
 }

@@ -3,24 +3,52 @@ import type { Logger } from 'pino';
 import { DRAIN_MS } from './instance.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 
+/** What a listener thread tells the main thread. */
+export type ThreadMessage =
+  | { t: 'ready'; port: number }
+  | { t: 'audit'; line: string }
+  | { t: 'metrics'; id: number; data: unknown[] };
+
 export interface ListenerThreads {
+  /** Each thread's metrics (prom-client JSON), for the one scrape the main thread answers. */
+  metrics(timeoutMs: number): Array<Promise<unknown[]>>;
   stop(): Promise<void>;
+}
+
+export interface ThreadOptions {
+  /** Audit lines the threads wrote (AUDIT_LOG). */
+  onAudit?: (line: string) => void;
+  /** A terminal on stdout: threads print like the main thread. */
+  prettyLogs?: boolean;
 }
 
 /** Each thread drains like the main one (DRAIN_MS), with a little room to close. */
 const STOP_GRACE_MS = DRAIN_MS + 2_000;
 
 /** Starts `count` extra listener threads on the configured port and waits until each listens. */
-export async function startListenerThreads(count: number, log: Logger): Promise<ListenerThreads> {
+export async function startListenerThreads(
+  count: number,
+  log: Logger,
+  options: ThreadOptions = {},
+): Promise<ListenerThreads> {
   const workers: Worker[] = [];
+  const waiting = new Map<number, (data: unknown[]) => void>();
+  let nextId = 1;
   const started = Array.from({ length: count }, () => {
     // The same limit counters in every thread: a key's budget is the process's, not each thread's.
     const worker = new Worker(new URL('./listener-thread-entry.mjs', import.meta.url), {
-      workerData: { limitMemory: processLimitTable().memory },
+      workerData: { limitMemory: processLimitTable().memory, prettyLogs: options.prettyLogs ?? false },
     });
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
-      worker.once('message', () => resolve());
+      worker.on('message', (message: ThreadMessage) => {
+        if (message.t === 'ready') resolve();
+        else if (message.t === 'audit') options.onAudit?.(message.line);
+        else if (message.t === 'metrics') {
+          waiting.get(message.id)?.(message.data);
+          waiting.delete(message.id);
+        }
+      });
       worker.once('error', reject);
       worker.once('exit', (code) =>
         reject(new Error(`listener thread exited with code ${code} before listening`)),
@@ -62,6 +90,22 @@ export async function startListenerThreads(count: number, log: Logger): Promise<
   }
   log.info({ threads: count + 1 }, `serving from ${count + 1} listener threads`);
   return {
+    metrics: (timeoutMs) =>
+      workers.map(
+        (worker) =>
+          new Promise<unknown[]>((resolve, reject) => {
+            const id = nextId++;
+            const timer = setTimeout(() => {
+              waiting.delete(id);
+              reject(new Error(`a listener thread sent no metrics within ${timeoutMs} ms`));
+            }, timeoutMs);
+            waiting.set(id, (data) => {
+              clearTimeout(timer);
+              resolve(data);
+            });
+            worker.postMessage({ t: 'metrics', id });
+          }),
+      ),
     stop: () => {
       stopping = true;
       return stop();

@@ -2,7 +2,11 @@
 import { type GatewayConfig, loadGatewayConfig } from './config.ts';
 import { type GatewayInstance, startGatewayInstance } from './instance.ts';
 import { type ListenerThreads, startListenerThreads } from './listener-threads.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, wantsPrettyLogs } from './logger.ts';
+import { AuditLog } from './ops/audit.ts';
+import { GatewayMetrics } from './ops/metrics.ts';
+import { type OpsListener, startOpsListener } from './ops/ops-server.ts';
+import { mergedMetrics } from './ops/scrape.ts';
 
 function configurationOrExit(): GatewayConfig {
   try {
@@ -13,12 +17,23 @@ function configurationOrExit(): GatewayConfig {
   }
 }
 
+/** How long a scrape waits for a thread or a broker worker before leaving it out. */
+const SCRAPE_PART_TIMEOUT_MS = 2000;
+
 const config = configurationOrExit();
 const log = createLogger(config.LOG_LEVEL);
+// Default process metrics live in this thread's registry only: they describe the whole process.
+const metrics = config.METRICS_PORT === undefined ? undefined : new GatewayMetrics({ processMetrics: true });
+const audit = config.auditTarget ? new AuditLog(config.auditTarget) : undefined;
+const writeAudit = audit ? (line: string) => audit.write(line) : undefined;
 let instance: GatewayInstance;
 let threads: ListenerThreads | null = null;
+let ops: OpsListener | null = null;
 try {
-  instance = await startGatewayInstance(config, log);
+  instance = await startGatewayInstance(config, log, {
+    ...(metrics ? { metrics } : {}),
+    ...(writeAudit ? { audit: writeAudit } : {}),
+  });
   if (config.GATEWAY_THREADS > 1) {
     if (instance.gateway.engine !== 'uws') {
       log.warn(
@@ -27,26 +42,71 @@ try {
     } else if (config.PORT === 0) {
       log.warn('GATEWAY_THREADS needs a fixed PORT; serving from one thread');
     } else {
-      threads = await startListenerThreads(config.GATEWAY_THREADS - 1, log);
+      threads = await startListenerThreads(config.GATEWAY_THREADS - 1, log, {
+        prettyLogs: wantsPrettyLogs(),
+        ...(writeAudit ? { onAudit: writeAudit } : {}),
+      });
     }
+  }
+  if (metrics && config.METRICS_PORT !== undefined) {
+    const running = instance;
+    ops = await startOpsListener(
+      config.METRICS_HOST,
+      config.METRICS_PORT,
+      {
+        metrics: () =>
+          mergedMetrics([
+            metrics.registry.getMetricsAsJSON(),
+            ...(threads?.metrics(SCRAPE_PART_TIMEOUT_MS) ?? []),
+            ...running.broker.workerMetrics(SCRAPE_PART_TIMEOUT_MS),
+          ]),
+        readiness: () => running.gateway.readiness(),
+      },
+      log,
+    );
   }
 } catch (error) {
   log.fatal({ err: error }, `gateway could not start: ${(error as Error).message}`);
   process.exit(1);
 }
 
+// logrotate moves the file, then sends SIGHUP: new lines go to a fresh file at the same path.
+if (audit) process.on('SIGHUP', () => audit.reopen());
+
 let stopping = false;
 async function stop(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ reason }, 'gateway stopping: draining requests in flight');
+  // The ops listener stays up while draining, so a load balancer sees /readyz answer 503.
   await Promise.all([threads?.stop(), instance.close()]);
+  await ops?.close();
+  await audit?.close();
   log.info('gateway stopped');
   process.exit(0);
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
+/** Longest the gateway waits for /readyz to pass before telling its supervisor it is up anyway. */
+const READY_WAIT_MS = 20_000;
+
+/**
+ * With the ops listener on, 'ready' means what /readyz means: PM2's wait_ready (and a
+ * `pm2 reload`) then hold the old process until the new one can serve. The wait is bounded,
+ * so a broker worker that is slow to come up delays the start, never blocks it.
+ */
+async function waitUntilReady(): Promise<void> {
+  if (!ops) return;
+  const deadline = Date.now() + READY_WAIT_MS;
+  while (Date.now() < deadline && !stopping) {
+    if ((await instance.gateway.readiness()).ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  log.warn({ waitedMs: READY_WAIT_MS }, 'not ready yet (see GET /readyz); reporting started anyway');
+}
+
 // Under `npm start` the supervisor holds an IPC channel: tell it we are up, and stop if it goes away.
 if (process.send) {
+  await waitUntilReady();
   process.send('ready');
   process.on('disconnect', () => void stop('supervisor gone'));
 }

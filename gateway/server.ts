@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { guardToolArguments, scopeAccess } from './accounts/access.ts';
 import { openStateStore, stateStorePath } from './accounts/open.ts';
@@ -17,6 +18,10 @@ import type { AccessHooks } from './mcp/access.ts';
 import { compileNamespace } from './mcp/namespace.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
 import { mountNamespaces } from './namespaces/registry.ts';
+import { auditLine, isAudited } from './ops/audit.ts';
+import type { GatewayMetrics } from './ops/metrics.ts';
+import type { RequestObserver } from './ops/observer.ts';
+import { type ReadinessCheck, type ReadinessReport, runReadiness } from './ops/readiness.ts';
 
 export interface GatewayDependencies {
   config: GatewayConfig;
@@ -33,6 +38,12 @@ export interface GatewayDependencies {
    * while the shared rate-limit store is away: the hook a metrics layer counts with.
    */
   observeLimits?: LimitObserver;
+  /** This thread's metrics; it also hears limit events unless observeLimits is given. */
+  metrics?: GatewayMetrics;
+  /** Where audit lines go (AUDIT_LOG); absent: no audit trail. */
+  audit?: (line: string) => void;
+  /** Traces MCP requests (OTEL_EXPORTER_OTLP_ENDPOINT); absent: no spans, no SDK. */
+  tracer?: Tracer;
 }
 
 export interface RunningGateway {
@@ -45,7 +56,34 @@ export interface RunningGateway {
    * open connections get 503); resolves true when all were answered within `timeoutMs`.
    */
   drain(timeoutMs: number): Promise<boolean>;
+  /** Checks the state store, the broker-worker link and Redis (when set); not ready while draining. */
+  readiness(): Promise<ReadinessReport>;
   close(): Promise<void>;
+}
+
+/** Metrics and the audit trail both hear each request; either may be absent. */
+function requestObserver(
+  metrics: GatewayMetrics | undefined,
+  audit: ((line: string) => void) | undefined,
+): RequestObserver | undefined {
+  if (!metrics && !audit) return undefined;
+  return {
+    started: () => metrics?.started(),
+    finished(record) {
+      metrics?.finished({
+        namespace: record.namespace ?? 'none',
+        method: record.method,
+        tool: record.knownTool ? record.tool : null,
+        outcome: record.outcome,
+        seconds: record.seconds,
+      });
+      if (audit && isAudited(record)) audit(auditLine(record));
+    },
+    refused(record, reason) {
+      metrics?.authFailed(reason);
+      audit?.(auditLine(record));
+    },
+  };
 }
 
 /** The SQLite file holding accounts, sessions and keys (unless DATABASE_URL moves them to Postgres). */
@@ -58,8 +96,12 @@ export async function startGateway({
   env = process.env,
   sharedPort = false,
   access,
-  observeLimits,
+  observeLimits: observeLimitsHook,
+  metrics,
+  audit,
+  tracer,
 }: GatewayDependencies): Promise<RunningGateway> {
+  const observeLimits = observeLimitsHook ?? metrics?.observeLimits;
   const store = await openStateStore(config);
   const limitTable = processLimitTable();
   const rateGate = new RateGate({
@@ -109,6 +151,7 @@ export async function startGateway({
         oidc: oidcSettings(config),
       })
     : undefined;
+  const observer = requestObserver(metrics, audit);
   const handler = createApp({
     authenticator,
     namespaces,
@@ -119,6 +162,8 @@ export async function startGateway({
     // Key scopes unless the caller brings its own rules (tests of the hook seam do).
     access: access ?? scopeAccess(namespaces),
     rateGate,
+    ...(observer ? { observer } : {}),
+    ...(tracer ? { tracer } : {}),
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
@@ -128,6 +173,14 @@ export async function startGateway({
     requests.handler,
   );
   const names = namespaces.map((namespace) => namespace.definition.name);
+  let draining = false;
+  const checks: Record<string, ReadinessCheck> = {
+    // A real query: a closed handle, a lost Postgres or a vanished file all fail it.
+    state_store: () => store.keyById('readiness-probe'),
+    broker_worker: () => broker.call('status', {}, { timeoutMs: 1000 }),
+  };
+  const redisCheck = rateGate.storeCheck();
+  if (redisCheck) checks.redis = redisCheck;
   log.info(
     {
       engine: engine.name,
@@ -144,7 +197,9 @@ export async function startGateway({
     engine: engine.name,
     build: engine.build,
     namespaces: names,
+    readiness: () => runReadiness(checks, draining),
     drain(timeoutMs) {
+      draining = true;
       server.stopAccepting();
       return requests.drain(timeoutMs);
     },

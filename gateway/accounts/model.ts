@@ -67,6 +67,8 @@ export interface NewApiKey {
 /** What the gateway needs to admit a request: never the key, only its verdict and limits. */
 export interface KeyPrincipal {
   id: string;
+  /** The owning account's id: named in the audit trail, never a secret. */
+  ownerId: string;
   revoked: boolean;
   ownerDisabled: boolean;
   expiresAt: string | null;

@@ -236,13 +236,14 @@ export class PostgresStateStore implements StateStore {
   }
   async keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined> {
     const [row] = await this.rows(
-      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
+      `SELECT k.id, k.account_id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
       [hash],
     );
     if (!row) return undefined;
     return {
       id: row.id,
+      ownerId: row.account_id,
       revoked: row.revoked_at !== null,
       ownerDisabled: row.disabled_at !== null,
       expiresAt: row.expires_at,

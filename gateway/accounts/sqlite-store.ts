@@ -137,6 +137,7 @@ export class SqliteStateStore implements StateStore {
     [Buffer],
     {
       id: string;
+      account_id: string;
       revoked_at: string | null;
       expires_at: string | null;
       scopes: string;
@@ -162,7 +163,7 @@ export class SqliteStateStore implements StateStore {
       { version: 2, name: 'per-key limits and daily quota usage', up: LIMITS_V2 },
     ]);
     this.byHash = this.db.prepare(
-      `SELECT k.id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
+      `SELECT k.id, k.account_id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     );
     this.touchStatement = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
@@ -259,6 +260,7 @@ export class SqliteStateStore implements StateStore {
     if (!row) return undefined;
     return {
       id: row.id,
+      ownerId: row.account_id,
       revoked: row.revoked_at !== null,
       ownerDisabled: row.disabled_at !== null,
       expiresAt: row.expires_at,

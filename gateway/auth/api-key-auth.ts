@@ -18,7 +18,7 @@ export type RefusalReason =
   | 'owner_disabled';
 
 export type AuthOutcome =
-  | { ok: true; apiKeyId: string; scopes: KeyScopes; limits: KeyLimits }
+  | { ok: true; apiKeyId: string; ownerId: string; scopes: KeyScopes; limits: KeyLimits }
   | { ok: false; reason: RefusalReason };
 
 export interface AuthenticatorOptions {
@@ -35,6 +35,7 @@ const MAX_POSITIVE_ENTRIES = 100_000;
 
 interface Admitted {
   id: string;
+  ownerId: string;
   scopes: KeyScopes;
   /** Cached with the key, so a changed limit takes effect within positiveTtlMs, like a revocation. */
   limits: KeyLimits;
@@ -79,6 +80,7 @@ export class ApiKeyAuthenticator {
     }
     const admitted: Admitted = {
       id: found.id,
+      ownerId: found.ownerId,
       scopes: found.scopes,
       limits: found.limits,
       expiresAtMs: found.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(found.expiresAt),
@@ -91,7 +93,13 @@ export class ApiKeyAuthenticator {
   private admit(admitted: Admitted): AuthOutcome {
     if (Date.now() >= admitted.expiresAtMs) return { ok: false, reason: 'expired' };
     this.noteUse(admitted.id);
-    return { ok: true, apiKeyId: admitted.id, scopes: admitted.scopes, limits: admitted.limits };
+    return {
+      ok: true,
+      apiKeyId: admitted.id,
+      ownerId: admitted.ownerId,
+      scopes: admitted.scopes,
+      limits: admitted.limits,
+    };
   }
 
   private noteUse(id: string): void {

@@ -91,6 +91,13 @@ export class BrokerWorkerClient {
     }));
   }
 
+  /** Each connected worker's metrics (prom-client JSON), for the gateway's one scrape. */
+  workerMetrics(timeoutMs: number): Array<Promise<unknown[]>> {
+    return this.links
+      .filter((link) => link.connected)
+      .map((link) => link.call('metrics', {}, timeoutMs) as Promise<unknown[]>);
+  }
+
   /** The worker address a routing key maps to (for logs and tests). */
   workerFor(routingKey: string): string {
     return this.labels[pickWorker(this.labels, routingKey)]!;

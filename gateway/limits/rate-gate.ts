@@ -153,6 +153,12 @@ export class RateGate {
     return this.answer(keyId, policy, namespace, verdict);
   }
 
+  /** The shared store's readiness check, or null when limits are counted in this process only. */
+  storeCheck(): (() => Promise<void>) | null {
+    const remote = this.options.remote;
+    return remote ? () => remote.ping() : null;
+  }
+
   close(): Promise<void> {
     return this.options.remote?.close() ?? Promise.resolve();
   }

@@ -29,6 +29,8 @@ const GCRA_SHA = createHash('sha1').update(GCRA).digest('hex');
 export interface RemoteRateStore {
   /** Rejects with StoreUnavailableError when the store cannot decide. */
   take(keyId: string, policy: RatePolicy): Promise<Verdict>;
+  /** Resolves when the store answers now (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,12 @@ export class RedisRateStore implements RemoteRateStore {
     if (allowed === 0) return { ok: false, remaining: 0, waitMicros: micros };
     const tau = policy.burst * policy.intervalMicros;
     return { ok: true, remaining: Math.max(0, Math.floor((tau - micros) / policy.intervalMicros)) };
+  }
+
+  async ping(): Promise<void> {
+    const reply = await this.client.command(['PING']);
+    if (reply !== 'PONG')
+      throw new StoreUnavailableError('Redis answered PING with something other than PONG');
   }
 
   close(): Promise<void> {

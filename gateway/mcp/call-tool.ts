@@ -11,7 +11,8 @@ import { type CallerIdentity, ToolError } from './tool.ts';
 /** A CallToolResult without era-specific fields; `text` is the structured output as JSON, or the error. */
 export type ToolResult =
   | { isError: false; text: string; structured: unknown }
-  | { isError: true; text: string };
+  /** `code` is the ToolError's stable code (quota_exceeded, …), for metrics and the audit trail. */
+  | { isError: true; text: string; code?: string };
 
 export type CallOutcome =
   /** onWritten is set when the tool asked to hear whether its answer reached the caller. */
@@ -27,8 +28,8 @@ export interface CallContext {
   log: Logger;
 }
 
-function failed(text: string): CallOutcome {
-  return { kind: 'result', result: { isError: true, text } };
+function failed(text: string, code = 'tool_error'): CallOutcome {
+  return { kind: 'result', result: { isError: true, text, code } };
 }
 
 export async function runToolCall(
@@ -48,7 +49,11 @@ export async function runToolCall(
     };
   }
   const parsed = tool.input.safeParse(params.arguments ?? {});
-  if (!parsed.success) return failed(`Invalid arguments for ${tool.name}:\n${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    return failed(
+      `Invalid arguments for ${tool.name}:\n${z.prettifyError(parsed.error)}`,
+      'invalid_arguments',
+    );
 
   const started = performance.now();
   const logCall = (isError: boolean) =>
@@ -81,7 +86,7 @@ export async function runToolCall(
     // Nothing of a failed call reaches the caller: whatever the handler registered hears so now.
     runDelivered(delivered, false, context);
     logCall(true);
-    if (error instanceof ToolError) return failed(error.message);
+    if (error instanceof ToolError) return failed(error.message, error.code);
     context.log.error({ err: error, tool: tool.name, requestId: context.requestId }, 'tool handler failed');
     return failed(
       `${tool.name} failed unexpectedly (request ${context.requestId}); retry, or report the request id.`,

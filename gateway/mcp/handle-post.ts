@@ -33,6 +33,43 @@ export interface McpPost {
   access: AccessHooks;
   /** The call a 2026-07-28 request's headers named, already allowed by the access hook before the body was read. */
   allowedFromHeaders?: CallDescription;
+  /** Filled in as the message is understood: what metrics and the audit trail record. */
+  note?: CallNote;
+}
+
+/** What a request turned out to be; null fields were never learnt (a body that did not parse). */
+export interface CallNote {
+  method: string | null;
+  /** The tool a tools/call named, cut to 100 characters; `knownTool` says whether it exists. */
+  tool: string | null;
+  knownTool: boolean;
+  /** Set when the answer says more than its HTTP status (a tool error, a refusal, an in-band error). */
+  outcome: 'ok' | 'error' | 'denied' | 'rate_limited' | 'quota_exceeded' | null;
+  errorCode: string | null;
+}
+
+export function emptyNote(): CallNote {
+  return { method: null, tool: null, knownTool: false, outcome: null, errorCode: null };
+}
+
+/** Tool error codes that are refusals of a limit rather than failures of the tool. */
+const LIMIT_CODES: Record<string, CallNote['outcome']> = {
+  quota_exceeded: 'quota_exceeded',
+  too_many_polls: 'rate_limited',
+};
+
+function noteOutcome(note: CallNote | undefined, outcome: CallOutcome): void {
+  if (!note) return;
+  if (outcome.kind === 'error') {
+    note.outcome = 'error';
+    note.errorCode = note.knownTool ? 'invalid_params' : 'unknown_tool';
+  } else if (outcome.result.isError) {
+    const code = outcome.result.code ?? 'tool_error';
+    note.outcome = LIMIT_CODES[code] ?? 'error';
+    note.errorCode = code;
+  } else {
+    note.outcome = 'ok';
+  }
 }
 
 const ACCEPTED: HttpResponse = { status: 202 };
@@ -57,6 +94,7 @@ async function answerToolCall(
   wire: Pick<McpPost['namespace']['legacy' | 'modern'], 'toolResult'>,
 ): Promise<HttpResponse> {
   const outcome = await runToolCall(post.namespace, params, post);
+  noteOutcome(post.note, outcome);
   // An unknown tool is answered in-band (HTTP 200) in both eras, as the reference SDK does.
   if (outcome.kind === 'error') return errorResponse(200, id, outcome.code, outcome.message);
   return withDelivery(wire.toolResult(id, outcome.result), outcome);
@@ -79,6 +117,7 @@ async function dispatchLegacy(
     case 'tools/call':
       return answerToolCall(id, params, post, wire);
     default:
+      if (post.note) post.note.outcome = 'error';
       return errorResponse(200, id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}`);
   }
 }
@@ -162,7 +201,10 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
         `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')}`,
       );
     }
-    if (typeof message.method === 'string') return ACCEPTED;
+    if (typeof message.method === 'string') {
+      if (post.note) post.note.method = message.method;
+      return ACCEPTED;
+    }
     if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
     return errorResponse(
       400,
@@ -181,6 +223,14 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
     );
   }
   const { id, method, params } = message as { id: JsonRpcId; method: string; params?: unknown };
+  if (post.note) {
+    post.note.method = method;
+    const tool = toolNameOf(method, params);
+    if (tool !== undefined) {
+      post.note.tool = tool.slice(0, 100);
+      post.note.knownTool = post.namespace.tools.has(tool);
+    }
+  }
   const era = classifyRequest({ method, params }, post.headers);
   if (post.log.isLevelEnabled('debug')) {
     post.log.debug(
@@ -207,7 +257,13 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
     // decision taken from them before the body was read stands; anything else is asked now.
     if (!(era.era === 'modern' && sameCall(post.allowedFromHeaders, call))) {
       const refusal = authorizeCall(post.caller, call);
-      if (refusal) return refusalResponse(refusal, id);
+      if (refusal) {
+        if (post.note) {
+          post.note.outcome = 'denied';
+          post.note.errorCode = 'forbidden';
+        }
+        return refusalResponse(refusal, id);
+      }
     }
   }
   return era.era === 'modern'

@@ -25,6 +25,14 @@ export function createPgPool(
 /** Runs `fn` inside one transaction on one pooled client; rolls back on any error. */
 export async function withPgTransaction<T>(pool: PgPool, fn: (client: PgClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection lost between two statements is reported as an 'error' event on the
+  // checked-out client, which the pool does not listen to: unheard, it would crash the
+  // process. The next statement fails on its own and rejects this transaction.
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -34,6 +42,8 @@ export async function withPgTransaction<T>(pool: PgPool, fn: (client: PgClient) 
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   } finally {
-    client.release();
+    client.off('error', onLost);
+    // A broken connection is dropped rather than handed to the next caller.
+    client.release(lost);
   }
 }

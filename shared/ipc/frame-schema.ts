@@ -14,6 +14,7 @@ const workerMethods = [
   'topics',
   'createTopic',
   'deleteTopic',
+  'metrics',
 ] as const satisfies readonly WorkerMethod[];
 
 const workerErrorCodes = [

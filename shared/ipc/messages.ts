@@ -65,6 +65,11 @@ export interface WorkerMethods {
   topics: { params: Record<string, never>; result: TopicsResult };
   createTopic: { params: CreateTopicInput; result: CreateTopicResult };
   deleteTopic: { params: DeleteTopicInput; result: DeleteTopicResult };
+  /**
+   * The worker's Prometheus metrics as prom-client's getMetricsAsJSON() objects, for the
+   * gateway to merge into its scrape (typed loosely: shared/ must not depend on prom-client).
+   */
+  metrics: { params: Record<string, never>; result: unknown[] };
 }
 export type WorkerMethod = keyof WorkerMethods;
 
@@ -116,7 +121,7 @@ export function callDeadlineMs<M extends WorkerMethod>(
   params: WorkerMethods[M]['params'],
 ): number {
   if (method === 'consume') return (params as ConsumeInput).timeout_ms + CONSUME_DEADLINE_SLACK_MS;
-  if (method === 'status') return 2000;
+  if (method === 'status' || method === 'metrics') return 2000;
   if (method === 'settle') return SETTLE_DEADLINE_MS;
   return DEFAULT_CALL_DEADLINE_MS;
 }

@@ -129,6 +129,7 @@ for (const [kind, open] of Object.entries(adapters)) {
       const principal = await store.keyByHash(hashApiKey(created.key));
       assert.deepEqual(principal, {
         id: created.id,
+        ownerId: owner.id,
         revoked: false,
         ownerDisabled: false,
         expiresAt,
@@ -182,6 +183,7 @@ for (const [kind, open] of Object.entries(adapters)) {
       assert.deepEqual(await auth.authenticate(live.key), {
         ok: true,
         apiKeyId: live.id,
+        ownerId: owner.id,
         scopes: FULL_SCOPES,
         limits: {},
       });

@@ -30,7 +30,14 @@ test('an admitted key stays cached at most the TTL; revocation is seen after it'
   const store = new ApiKeyStore(':memory:');
   const { key, id } = store.create('cached');
   const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 150, negativeMaxEntries: 10 });
-  assert.deepEqual(await auth.authenticate(key), { ok: true, apiKeyId: id, scopes: FULL_SCOPES, limits: {} });
+  const ownerId = (await store.keyByHash(hashApiKey(key)))?.ownerId;
+  assert.deepEqual(await auth.authenticate(key), {
+    ok: true,
+    apiKeyId: id,
+    ownerId,
+    scopes: FULL_SCOPES,
+    limits: {},
+  });
   store.revoke(id);
   assert.equal((await auth.authenticate(key)).ok, true, 'still cached within the TTL');
   await new Promise((resolve) => setTimeout(resolve, 200));

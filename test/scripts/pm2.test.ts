@@ -22,6 +22,7 @@ let pm2Home: string;
 let dataDir: string;
 let port: number;
 let apiKey: string;
+let opsPort: number;
 let env: NodeJS.ProcessEnv;
 
 /** Every pm2 command is bounded in time. */
@@ -42,6 +43,13 @@ async function apps(): Promise<Array<{ name: string; pid: number; status: string
     status: app.pm2_env.status,
     restarts: app.pm2_env.restart_time,
   }));
+}
+
+/** GET /readyz on the ops listener: its status, or undefined while nothing listens. */
+async function readiness(): Promise<number | undefined> {
+  const res = await fetch(`http://127.0.0.1:${opsPort}/readyz`).catch(() => undefined);
+  await res?.arrayBuffer();
+  return res?.status;
 }
 
 async function workerReachable(): Promise<true | undefined> {
@@ -68,7 +76,9 @@ before(async () => {
   pm2Home = await mkdtemp(join(tmpdir(), 'pm2-home-'));
   dataDir = await mkdtemp(join(tmpdir(), 'pm2-data-'));
   port = await freePort();
+  opsPort = await freePort();
   env = {
+    METRICS_PORT: String(opsPort),
     ...process.env,
     PM2_HOME: pm2Home,
     HOST: '127.0.0.1',
@@ -96,6 +106,7 @@ test('pm2 start ecosystem.config.cjs serves, restarts a killed worker, and pm2 s
 }, async () => {
   await pm2('start', 'ecosystem.config.cjs');
   await waitUntil('the gateway to reach the worker under PM2', workerReachable);
+  await waitUntil('GET /readyz to pass', async () => ((await readiness()) === 200 ? true : undefined));
   const started = await apps();
   assert.deepEqual(started.map((app) => [app.name, app.status]).sort(), [
     ['broker-worker', 'online'],
@@ -110,6 +121,7 @@ test('pm2 start ecosystem.config.cjs serves, restarts a killed worker, and pm2 s
   });
   assert.notEqual(restarted.pid, worker.pid);
   await waitUntil('the gateway to reach the restarted worker', workerReachable);
+  await waitUntil('GET /readyz to pass again', async () => ((await readiness()) === 200 ? true : undefined));
 
   const pids = (await apps()).map((app) => app.pid);
   await pm2('stop', 'ecosystem.config.cjs');
