@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { threadEntry } from '../shared/thread-entry.ts';
 import { DRAIN_MS } from './instance.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 
@@ -15,9 +16,12 @@ export async function startListenerThreads(count: number, log: Logger): Promise<
   const workers: Worker[] = [];
   const started = Array.from({ length: count }, () => {
     // The same limit counters in every thread: a key's budget is the process's, not each thread's.
-    const worker = new Worker(new URL('./listener-thread-entry.mjs', import.meta.url), {
-      workerData: { limitMemory: processLimitTable().memory },
-    });
+    const worker = new Worker(
+      threadEntry(import.meta.url, './listener-thread', './listener-thread-entry.mjs'),
+      {
+        workerData: { limitMemory: processLimitTable().memory },
+      },
+    );
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve());

@@ -14,8 +14,9 @@ import { FULL_SCOPES } from '../gateway/accounts/scopes.ts';
 import { loadGatewayConfig } from '../gateway/config.ts';
 import { mcpServersEntry } from '../gateway/keys/client-config.ts';
 import { NAMESPACE_FACTORIES } from '../gateway/namespaces/registry.ts';
+import { packageRoot } from '../shared/package-root.ts';
 
-const root = join(import.meta.dirname, '..');
+const root = packageRoot(import.meta.dirname);
 const DEV_TOPIC = 'tasks';
 const DEV_EMAIL = 'dev@localhost';
 

@@ -1,4 +1,5 @@
 import { Piscina } from 'piscina';
+import { threadEntry } from '../../../../shared/thread-entry.ts';
 import { MINILM_MODEL } from './minilm/files.ts';
 import { type EmbeddingProviderSettings, type EmbedResult, LOCAL_MODEL } from './types.ts';
 
@@ -37,7 +38,7 @@ export class Embedder {
       settings.provider === 'none'
         ? null
         : new Piscina({
-            filename: new URL('./embed-worker.mjs', import.meta.url).href,
+            filename: threadEntry(import.meta.url, './embed-task', './embed-worker.mjs').href,
             minThreads: 0,
             maxThreads: options.threads,
             // A local model costs 100–200 MB per thread: let idle threads go.
