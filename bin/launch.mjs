@@ -23,12 +23,8 @@ export function satisfiesEngines(version, range) {
 }
 
 export function supportedNodeMessage(version, range) {
-  return (
-    `Node ${version} is not supported. Supported: ${range
-      .split('||')
-      .map((part) => part.trim())
-      .join(', ')} ` + '(package.json engines). Run with one of those.'
-  );
+  const supported = range.split('||').map((part) => part.trim());
+  return `Node ${version} is not supported. Supported: ${supported.join(', ')} (package.json engines). Run with one of those.`;
 }
 
 /** Checks the runtime and the build, then loads `dist/<entry>.js`. */

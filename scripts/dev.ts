@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { localKafkaStatus, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { defaultDevDataDir } from '../dev/kafka/paths.ts';
