@@ -1,4 +1,7 @@
-import { stemmer } from 'stemmer';
+import type * as Stemmer from 'stemmer';
+import { lazyRequire } from '../../../../shared/lazy-require.ts';
+
+const loadStemmer = lazyRequire<typeof Stemmer>('stemmer');
 
 /**
  * How both stores see words. The SQLite keyword index is fed tokens made here (see
@@ -25,7 +28,7 @@ export function foldedWords(text: string): string[] {
 /** FTS5 porter leaves tokens under 3 or over 64 bytes alone. */
 export function stem(word: string): string {
   const bytes = Buffer.byteLength(word);
-  return bytes < 3 || bytes > 64 ? word : stemmer(word);
+  return bytes < 3 || bytes > 64 ? word : loadStemmer().stemmer(word);
 }
 
 /** Every stem of a text, in order (what the keyword index holds). */
