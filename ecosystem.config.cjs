@@ -11,8 +11,8 @@
  *   pm2 stop ecosystem.config.cjs       # drain and stop both
  *   pm2 delete ecosystem.config.cjs     # forget them
  */
-// Node itself is the script (PM2 would otherwise try ts-node for a .ts file); it keeps
-// PM2's IPC channel, which carries the 'ready' message.
+// Node itself is the script, running the compiled launcher (`npm run build`, or `npm ci`'s
+// prepare, makes dist/); it keeps PM2's IPC channel, which carries the 'ready' message.
 const common = {
   cwd: __dirname,
   script: process.execPath,
@@ -27,7 +27,7 @@ const common = {
 
 module.exports = {
   apps: [
-    { ...common, name: 'broker-worker', args: ['--import', 'tsx', 'broker-worker/main.ts'] },
-    { ...common, name: 'gateway', args: ['--import', 'tsx', 'gateway/main.ts'] },
+    { ...common, name: 'broker-worker', args: ['bin/broker-worker.mjs'] },
+    { ...common, name: 'gateway', args: ['bin/gateway.mjs'] },
   ],
 };

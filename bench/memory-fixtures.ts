@@ -3,7 +3,6 @@
  * indexer would), and the bookkeeping the checks need: which key owns each memory id and
  * which corpus row it holds.
  */
-import Database from 'better-sqlite3';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
 import { type RankedHit, rankCandidates } from '../gateway/namespaces/memory/ranking.ts';
 import { SEARCH_DEFAULTS } from '../gateway/namespaces/memory/settings.ts';
@@ -11,6 +10,7 @@ import { contentHash, plainWrite } from '../gateway/namespaces/memory/store/comm
 import { registerMemoryFunctions } from '../gateway/namespaces/memory/store/sqlite-fts.ts';
 import { queryWords } from '../gateway/namespaces/memory/store/text.ts';
 import type { MemoryStore, SearchRequest } from '../gateway/namespaces/memory/store/types.ts';
+import { Database } from '../gateway/store/sqlite-driver.ts';
 import { seeded } from './memory-data.ts';
 import type { VectorSet } from './memory-vectors.ts';
 

@@ -6,9 +6,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { Embedder } from '../gateway/namespaces/memory/embeddings/embedder.ts';
 import { RERANK_FACTOR } from '../gateway/namespaces/memory/store/sqlite-search.ts';
+import { Database } from '../gateway/store/sqlite-driver.ts';
 import { benchRoot } from './child.ts';
 import { machineInfo } from './machine.ts';
 import { labelledQueries, memoryText, unanswerableQueries, wordnetSynsets } from './memory-data.ts';

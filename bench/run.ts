@@ -11,6 +11,7 @@ import { runConsumeSection } from './consume.ts';
 import { runEmbeddersSection } from './embedders.ts';
 import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
+import { runFootprintSection } from './footprint.ts';
 import { benchFrontend } from './frontend.ts';
 import { machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
@@ -37,6 +38,11 @@ if (process.argv.includes('memory-quality')) {
 // `npm run bench -- embedders`: the in-process embedders' latency and memory, side by side.
 if (process.argv.includes('embedders')) {
   await runEmbeddersSection(quick, log);
+  process.exit(0);
+}
+// `npm run bench -- footprint`: the Procfile tree's RSS idle, after load and after first memory use.
+if (process.argv.includes('footprint')) {
+  await runFootprintSection(log);
   process.exit(0);
 }
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).

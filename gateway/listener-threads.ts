@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { threadEntry } from '../shared/thread-entry.ts';
 import { DRAIN_MS } from './instance.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 
@@ -36,9 +37,12 @@ export async function startListenerThreads(
   let nextId = 1;
   const started = Array.from({ length: count }, () => {
     // The same limit counters in every thread: a key's budget is the process's, not each thread's.
-    const worker = new Worker(new URL('./listener-thread-entry.mjs', import.meta.url), {
-      workerData: { limitMemory: processLimitTable().memory, prettyLogs: options.prettyLogs ?? false },
-    });
+    const worker = new Worker(
+      threadEntry(import.meta.url, './listener-thread', './listener-thread-entry.mjs'),
+      {
+        workerData: { limitMemory: processLimitTable().memory, prettyLogs: options.prettyLogs ?? false },
+      },
+    );
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (message: ThreadMessage) => {

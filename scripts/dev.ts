@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { localKafkaStatus, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { defaultDevDataDir } from '../dev/kafka/paths.ts';
@@ -14,8 +13,9 @@ import { FULL_SCOPES } from '../gateway/accounts/scopes.ts';
 import { loadGatewayConfig } from '../gateway/config.ts';
 import { mcpServersEntry } from '../gateway/keys/client-config.ts';
 import { NAMESPACE_FACTORIES } from '../gateway/namespaces/registry.ts';
+import { packageRoot } from '../shared/package-root.ts';
 
-const root = join(import.meta.dirname, '..');
+const root = packageRoot(import.meta.dirname);
 const DEV_TOPIC = 'tasks';
 const DEV_EMAIL = 'dev@localhost';
 

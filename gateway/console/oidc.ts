@@ -4,13 +4,16 @@
  * cookie, so the callback may land on any gateway host. The provider's subject is the
  * account's identity; a verified email links an existing account once.
  */
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import type { Logger } from 'pino';
+import { lazyRequire } from '../../shared/lazy-require.ts';
 import type { StateStore } from '../accounts/model.ts';
 import type { HttpResponse, RequestContext } from '../http/engine.ts';
 import { html, page, redirect } from './html.ts';
 import { parseCookies, setCookie } from './session.ts';
 import type { BeginSession, SsoFlow } from './sso.ts';
+
+const loadOidc = lazyRequire<typeof Oidc>('openid-client');
 
 export interface OidcSettings {
   issuer: string;
@@ -35,18 +38,18 @@ export function createOidcFlow(options: {
   const { settings, store, log, secure } = options;
   const cookieName = secure ? '__Host-mcp_console_sso' : 'mcp_console_sso';
   const issuerUrl = new URL(settings.issuer);
-  let configuration: Promise<oidc.Configuration> | undefined;
+  let configuration: Promise<Oidc.Configuration> | undefined;
 
   /** Discovered on first use, so a provider that is down does not stop the gateway; retried after a failure. */
-  function config(): Promise<oidc.Configuration> {
-    configuration ??= oidc
+  function config(): Promise<Oidc.Configuration> {
+    configuration ??= loadOidc()
       .discovery(
         issuerUrl,
         settings.clientId,
         settings.clientSecret,
         undefined,
         // Plain HTTP only for a provider on this machine (development, tests).
-        isLoopback(issuerUrl) ? { execute: [oidc.allowInsecureRequests] } : undefined,
+        isLoopback(issuerUrl) ? { execute: [loadOidc().allowInsecureRequests] } : undefined,
       )
       .catch((error: unknown) => {
         configuration = undefined;
@@ -63,21 +66,21 @@ export function createOidcFlow(options: {
   }
 
   async function start(context: RequestContext): Promise<HttpResponse> {
-    let discovered: oidc.Configuration;
+    let discovered: Oidc.Configuration;
     try {
       discovered = await config();
     } catch (error) {
       log.warn({ err: error, issuer: settings.issuer }, 'OIDC discovery failed');
       return failure('The sign-on provider could not be reached. Try again, or sign in with a password.');
     }
-    const verifier = oidc.randomPKCECodeVerifier();
-    const flow = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier };
-    const url = oidc.buildAuthorizationUrl(discovered, {
+    const verifier = loadOidc().randomPKCECodeVerifier();
+    const flow = { state: loadOidc().randomState(), nonce: loadOidc().randomNonce(), verifier };
+    const url = loadOidc().buildAuthorizationUrl(discovered, {
       redirect_uri: `${options.baseUrl(context.head.headers.host)}/console/sso/callback`,
       scope: 'openid email',
       state: flow.state,
       nonce: flow.nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge: await loadOidc().calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
     const cookie = setCookie(
@@ -107,7 +110,7 @@ export function createOidcFlow(options: {
     const base = options.baseUrl(context.head.headers.host);
     let claims: Record<string, unknown> | undefined;
     try {
-      const tokens = await oidc.authorizationCodeGrant(
+      const tokens = await loadOidc().authorizationCodeGrant(
         await config(),
         new URL(`${base}/console/sso/callback?${context.head.query}`),
         {
@@ -121,7 +124,7 @@ export function createOidcFlow(options: {
       claims = idToken;
       // Many providers keep email out of the ID token and serve it from userinfo.
       if (idToken && idToken.email === undefined && tokens.access_token) {
-        const info = await oidc.fetchUserInfo(await config(), tokens.access_token, idToken.sub);
+        const info = await loadOidc().fetchUserInfo(await config(), tokens.access_token, idToken.sub);
         claims = { ...info, sub: idToken.sub };
       }
     } catch (error) {

@@ -1,4 +1,7 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { lazyRequire } from '../../shared/lazy-require.ts';
+
+const loadPg = lazyRequire<typeof pg>('pg');
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -17,7 +20,11 @@ export function createPgPool(
   url: string,
   options: { max?: number; onIdleError?: (error: Error) => void } = {},
 ): PgPool {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, idleTimeoutMillis: 30_000 });
+  const pool = new (loadPg().Pool)({
+    connectionString: url,
+    max: options.max ?? 10,
+    idleTimeoutMillis: 30_000,
+  });
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;
 }

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './sqlite.ts';
+import { SQLITE_DRIVER } from './sqlite-driver.ts';
 
 export interface WalCheckpointer {
   stop(): Promise<void>;
@@ -20,7 +21,7 @@ export function startWalCheckpointer(
 ): WalCheckpointer {
   db.pragma(`wal_autocheckpoint = ${Math.trunc(options.fallbackPages ?? 20_000)}`);
   const worker = new Worker(new URL('./sqlite-checkpointer.mjs', import.meta.url), {
-    workerData: { file, intervalMs: options.intervalMs ?? 1_000 },
+    workerData: { driver: SQLITE_DRIVER, file, intervalMs: options.intervalMs ?? 1_000 },
   });
   worker.unref();
   // A failing worker (file removed, disk error) leaves the fallback checkpoint in charge.

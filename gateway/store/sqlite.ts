@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Database } from './sqlite-driver.ts';
 
-export type SqliteDatabase = Database.Database;
+export type SqliteDatabase = BetterSqlite3.Database;
 
 /** Where a component's SQLite file lives: one file per component under DATA_DIR. */
 export function sqlitePath(dataDir: string, name: string): string {

@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ENGINES, engineSkip } from '../support/engines.ts';
 import type { TestGateway } from '../support/gateway.ts';
 import { CONTRACT_ENV, gatewayForBlock, MCP_HEADERS, raw, recordingBroker, rpc } from '../support/raw-mcp.ts';
 
-for (const engine of ['uws', 'node'] as const) {
-  describe(`HTTP contract on the ${engine} engine`, () => {
+for (const engine of ENGINES) {
+  describe(`HTTP contract on the ${engine} engine`, { skip: engineSkip(engine) }, () => {
     let gw: TestGateway;
     const broker = recordingBroker();
     gatewayForBlock({ engine, broker, env: CONTRACT_ENV }, (started) => {

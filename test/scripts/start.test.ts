@@ -40,7 +40,7 @@ function npmStart(): Started {
 }
 
 function workerPid(started: Started): number | undefined {
-  return descendants(started.npm.pid!).find((pid) => commandLine(pid).includes('broker-worker/main.ts'));
+  return descendants(started.npm.pid!).find((pid) => commandLine(pid).includes('dist/broker-worker/main.js'));
 }
 
 async function mcp(): Promise<Client> {

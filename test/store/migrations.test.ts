@@ -15,6 +15,7 @@ import {
   type SqliteMigration,
   sqlitePath,
 } from '../../gateway/store/index.ts';
+import { SQLITE_DRIVER } from '../../gateway/store/sqlite-driver.ts';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
 
 const sqliteSteps: SqliteMigration[] = [
@@ -78,7 +79,7 @@ describe('SQLite migrations', () => {
     const file = sqlitePath(dir, 'threads');
     const source = `
       const { workerData, parentPort } = require('node:worker_threads');
-      const Database = require('better-sqlite3');
+      const Database = require(workerData.driver);
       const db = new Database(workerData.file);
       db.pragma('busy_timeout = 5000'); db.pragma('journal_mode = WAL');
       db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (component, version))');
@@ -86,7 +87,7 @@ describe('SQLite migrations', () => {
     `;
     // Create the file first so every thread races on the migration itself.
     await new Promise<void>((resolve, reject) => {
-      const w = new Worker(source, { eval: true, workerData: { file } });
+      const w = new Worker(source, { eval: true, workerData: { file, driver: SQLITE_DRIVER } });
       w.once('message', () => resolve());
       w.once('error', reject);
     });

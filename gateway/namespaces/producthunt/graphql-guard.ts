@@ -1,12 +1,9 @@
-import {
-  type DefinitionNode,
-  type FragmentDefinitionNode,
-  GraphQLError,
-  Kind,
-  parse,
-  type SelectionSetNode,
-} from 'graphql';
+import type * as GraphQL from 'graphql';
+import type { DefinitionNode, FragmentDefinitionNode, SelectionSetNode } from 'graphql';
+import { lazyRequire } from '../../../shared/lazy-require.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
+
+const loadGraphql = lazyRequire<typeof GraphQL>('graphql');
 
 export const MAX_QUERY_CHARS = 8_000;
 export const MAX_QUERY_DEPTH = 8;
@@ -18,6 +15,7 @@ export const MAX_QUERY_DEPTH = 8;
  * Returns the operation name, if any.
  */
 export function checkReadOnlyQuery(source: string): { operationName: string | null; depth: number } {
+  const { GraphQLError, Kind, parse } = loadGraphql();
   if (source.length > MAX_QUERY_CHARS) {
     throw new UpstreamError(
       'INVALID_ARGUMENT',
@@ -67,6 +65,7 @@ function selectionDepth(
   visiting: Set<string>,
 ): number {
   if (!set) return 0;
+  const { Kind } = loadGraphql();
   let deepest = 0;
   for (const selection of set.selections) {
     if (selection.kind === Kind.FIELD) {

@@ -1,4 +1,7 @@
-import { isMap, isScalar, parseDocument } from 'yaml';
+import type * as Yaml from 'yaml';
+import { lazyRequire } from '../../../shared/lazy-require.ts';
+
+const loadYaml = lazyRequire<typeof Yaml>('yaml');
 
 /**
  * SKILL.md parsing and the Agent Skills rules (https://agentskills.io/specification): YAML
@@ -259,6 +262,7 @@ export function lintSkillMarkdown(text: string, folderName: string | null = null
       ),
     );
   } else {
+    const { isMap, isScalar, parseDocument } = loadYaml();
     // Aliases are capped so a "billion laughs" document cannot expand without bound.
     const doc = parseDocument(yaml, { uniqueKeys: true, prettyErrors: false });
     if (doc.errors.length > 0) {

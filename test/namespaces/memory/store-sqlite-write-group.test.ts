@@ -8,10 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
 import { MemoryLimitError } from '../../../gateway/namespaces/memory/store/types.ts';
+import { Database } from '../../../gateway/store/sqlite-driver.ts';
 
 describe('SQLite memory writes of one turn share a commit', () => {
   let dir: string;

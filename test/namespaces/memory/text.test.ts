@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import { queryWords, textStems } from '../../../gateway/namespaces/memory/store/text.ts';
+import { Database } from '../../../gateway/store/sqlite-driver.ts';
 
 function plainPorterTerms(texts: string[]): string[][] {
   const db = new Database(':memory:');

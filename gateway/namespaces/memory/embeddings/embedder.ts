@@ -1,6 +1,10 @@
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
+import { lazyRequire } from '../../../../shared/lazy-require.ts';
+import { threadEntry } from '../../../../shared/thread-entry.ts';
 import { MINILM_MODEL } from './minilm/files.ts';
 import { type EmbeddingProviderSettings, type EmbedResult, LOCAL_MODEL } from './types.ts';
+
+const loadPiscina = lazyRequire<typeof import('piscina')>('piscina');
 
 export class EmbedderUnavailable extends Error {
   constructor(
@@ -24,7 +28,9 @@ function knownModel(settings: EmbeddingProviderSettings): { model: string; dimen
  * request thread ever runs inference. Query vectors are cached (agents repeat queries).
  */
 export class Embedder {
-  private readonly pool: Piscina | null;
+  /** Made on the first embedding: piscina and its thread machinery cost RSS a gateway that never embeds should not pay. */
+  private pool: Piscina | null = null;
+  private readonly poolOptions: ConstructorParameters<typeof Piscina>[0] | null;
   private readonly queryCache = new Map<string, Float32Array>();
   private learnedModel: { model: string; dimensions: number } | null;
 
@@ -33,24 +39,24 @@ export class Embedder {
     options: { threads: number; queryTimeoutMs: number; nice?: number },
   ) {
     this.queryTimeoutMs = options.queryTimeoutMs;
-    this.pool =
+    this.poolOptions =
       settings.provider === 'none'
         ? null
-        : new Piscina({
-            filename: new URL('./embed-worker.mjs', import.meta.url).href,
+        : {
+            filename: threadEntry(import.meta.url, './embed-task', './embed-worker.mjs').href,
             minThreads: 0,
             maxThreads: options.threads,
             // A local model costs 100–200 MB per thread: let idle threads go.
             idleTimeout: 120_000,
             workerData: { nice: options.nice ?? 0 },
-          });
+          };
     this.learnedModel = knownModel(settings);
   }
 
   private readonly queryTimeoutMs: number;
 
   get enabled(): boolean {
-    return this.pool !== null;
+    return this.poolOptions !== null;
   }
 
   /** Model and width, known up front for the local models and for `openai` with EMBEDDINGS_DIMENSIONS, else after one call. */
@@ -59,7 +65,8 @@ export class Embedder {
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
-    if (!this.pool) throw new EmbedderUnavailable('embeddings are off (MEMORY_EMBEDDINGS=none)', true);
+    if (!this.poolOptions) throw new EmbedderUnavailable('embeddings are off (MEMORY_EMBEDDINGS=none)', true);
+    this.pool ??= new (loadPiscina().Piscina)(this.poolOptions);
     const result = (await this.pool.run(
       { settings: this.settings, texts },
       signal ? { signal } : {},

@@ -1,4 +1,7 @@
-import { stemmer } from 'stemmer';
+import type * as Stemmer from 'stemmer';
+import { lazyRequire } from '../../../../shared/lazy-require.ts';
+
+const loadStemmer = lazyRequire<typeof Stemmer>('stemmer');
 
 /**
  * How both stores see words. The SQLite keyword index is fed tokens made here (see
@@ -39,7 +42,7 @@ export function stem(word: string): string {
   const cached = STEMS.get(word);
   if (cached !== undefined) return cached;
   const bytes = Buffer.byteLength(word);
-  const made = bytes < 3 || bytes > 64 ? word : stemmer(word);
+  const made = bytes < 3 || bytes > 64 ? word : loadStemmer().stemmer(word);
   if (STEMS.size >= MAX_CACHED_STEMS) STEMS.clear();
   STEMS.set(word, made);
   return made;

@@ -5,13 +5,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { packageRoot } from '../../../../../shared/package-root.ts';
 import { GRAPH_VERSION } from './graph.ts';
 
 /** Stored beside every vector: switching to or from this model re-embeds (`reembed`). */
 export const MINILM_MODEL = { model: 'all-MiniLM-L6-v2 (ONNX, mean-pooled)', dimensions: 384 };
 
 /** `<repo>/.cache/models` unless MEMORY_MODEL_DIR says otherwise; `.cache/` is git-ignored. */
-export const DEFAULT_MODELS_DIR = join(import.meta.dirname, '..', '..', '..', '..', '..', '.cache', 'models');
+export const DEFAULT_MODELS_DIR = join(packageRoot(import.meta.dirname), '.cache', 'models');
 
 export const miniLmDir = (modelsDir?: string) => join(modelsDir ?? DEFAULT_MODELS_DIR, 'all-minilm-l6-v2');
 
