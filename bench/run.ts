@@ -16,6 +16,7 @@ import { benchFrontend } from './frontend.ts';
 import { machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
 import { runMemoryQualitySection } from './memory-quality.ts';
+import { runOpsSection } from './ops.ts';
 import { benchProvenance, shareOfC64 } from './provenance.ts';
 
 const quick = process.argv.includes('--quick');
@@ -45,6 +46,11 @@ if (process.argv.includes('footprint')) {
   await runFootprintSection(log);
   process.exit(0);
 }
+// `npm run bench -- ops`: rate limits and tracing against both off, and two-key fairness.
+if (process.argv.includes('ops')) {
+  await runOpsSection(quick, log);
+  process.exit(0);
+}
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).
 if (process.argv.includes('memory')) {
   await runMemorySection(quick, log);
@@ -65,6 +71,8 @@ try {
   const front = await benchFrontend(plan.frontSeconds, log);
   // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.
   const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
+  // Rate limits, tracing and fairness; also written to bench/results/ops.json.
+  const ops = await runOpsSection(quick, log);
 
   const publishStack = await startStack(fast.kafka.plaintext);
   const publish = await benchPublish(
@@ -99,6 +107,7 @@ try {
     toolsList: front.toolsList,
     reject401: front.reject401,
     eras,
+    ops,
     publish: {
       c64: {
         rps: c64.rps,

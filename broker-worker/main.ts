@@ -4,6 +4,7 @@
  * stops the process with a message naming the variable, a missing broker does not.
  */
 import { SettingsError } from '../shared/broker-settings.ts';
+import { startTracing } from '../shared/tracing.ts';
 import { IpcServer } from './ipc/server.ts';
 import { createLogger } from './logger.ts';
 import { WorkerMetrics } from './metrics.ts';
@@ -46,6 +47,8 @@ async function main(): Promise<void> {
     deadlineError: service.deadlineError,
   });
   service.metrics = new WorkerMetrics(() => server.inFlight);
+  const tracing = await startTracing(process.env, 'mcp-broker-worker', (line) => logger.info(line));
+  service.tracer = tracing?.tracer ?? null;
   try {
     await server.listen();
   } catch (error) {
@@ -84,6 +87,7 @@ async function main(): Promise<void> {
     await Promise.all([service.closeConsumers(), server.drain(DRAIN_MS)]);
     await service.close();
     await server.close();
+    await tracing?.shutdown();
     logger.info('stopped');
     logger.flush?.();
     process.exit(0);

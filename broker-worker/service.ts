@@ -2,7 +2,9 @@
  * Routes IPC calls to the method implementations, and turns what they throw into errors
  * an agent can act on (recording broker failures for `status`).
  */
+import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import type { WorkerMethod } from '../shared/ipc/messages.ts';
+import { contextFrom } from '../shared/tracing.ts';
 import { BrokerClients } from './broker.ts';
 import { deadlineExceeded, MethodError } from './errors.ts';
 import { BrokerHealth } from './health.ts';
@@ -40,6 +42,8 @@ export class BrokerService {
   private readonly ctx: MethodContext;
   /** Set once the IPC server exists (the queue-depth gauge reads it). */
   metrics: WorkerMetrics | null = null;
+  /** Set when OTEL_EXPORTER_OTLP_ENDPOINT is (see shared/tracing.ts); null: no spans here. */
+  tracer: Tracer | null = null;
 
   constructor(
     settings: WorkerSettings,
@@ -110,7 +114,7 @@ export class BrokerService {
     const observe = (outcome: string) =>
       this.metrics?.observe(method, outcome, (performance.now() - started) / 1000);
     try {
-      const result = await this.run(method, params, call);
+      const result = await this.traced(method, call, () => this.run(method, params, call));
       if (method !== 'status' && method !== 'metrics') this.health.recordSuccess();
       observe('ok');
       return result;
@@ -130,6 +134,33 @@ export class BrokerService {
       throw described;
     }
   };
+
+  /**
+   * Runs a call under a SERVER span that continues the gateway's CLIENT span, when tracing
+   * is on here and the gateway sent its context; the span is active for what the call starts
+   * (a publish's PRODUCER span).
+   */
+  private async traced<T>(method: WorkerMethod, call: CallContext, work: () => Promise<T>): Promise<T> {
+    if (!this.tracer || !call.trace) return work();
+    const parent = contextFrom(call.trace);
+    const span = this.tracer.startSpan(
+      `broker-worker/${method}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'rpc.system': 'mcp-gateway-ipc', 'rpc.service': 'broker-worker', 'rpc.method': method },
+      },
+      parent,
+    );
+    try {
+      return await context.with(trace.setSpan(parent, span), work);
+    } catch (error) {
+      span.setAttribute('error.type', error instanceof MethodError ? error.code : 'INTERNAL');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
 
   /** The DEADLINE_EXCEEDED error for a call that ran out of time, with the probe's last broker error. */
   deadlineError = (method: WorkerMethod, deadlineMs: number): MethodError => {

@@ -1,4 +1,4 @@
-import { isSpanContextValid, type Tracer } from '@opentelemetry/api';
+import { isSpanContextValid, type Tracer, trace, context as traceContext } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import { withCors } from './http/cors.ts';
@@ -164,7 +164,12 @@ export function createApp({
     watcher?.started();
     let status = 500;
     try {
-      const response = await serveMcp(context, namespace, auth, note);
+      // The span is the active one while the call runs: the IPC link's child spans hang off it.
+      const response = span
+        ? await traceContext.with(trace.setSpan(traceContext.active(), span), () =>
+            serveMcp(context, namespace, auth, note),
+          )
+        : await serveMcp(context, namespace, auth, note);
       status = response.status;
       return response;
     } finally {

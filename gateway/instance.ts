@@ -1,9 +1,9 @@
 /** One gateway listener with its own broker-worker link: what the main thread and each extra thread run. */
 import type { Logger } from 'pino';
+import { startTracing } from '../shared/tracing.ts';
 import { BrokerWorkerClient } from './broker-client/index.ts';
 import type { GatewayConfig } from './config.ts';
 import type { GatewayMetrics } from './ops/metrics.ts';
-import { startTracing } from './ops/tracing.ts';
 import { type RunningGateway, startGateway } from './server.ts';
 
 export interface GatewayInstance {
@@ -22,7 +22,7 @@ export async function startGatewayInstance(
   options: { sharedPort?: boolean; metrics?: GatewayMetrics; audit?: (line: string) => void } = {},
 ): Promise<GatewayInstance> {
   const broker = BrokerWorkerClient.fromEnv(process.env);
-  const tracing = await startTracing(process.env, log);
+  const tracing = await startTracing(process.env, 'mcp-gateway', (line) => log.info(line));
   try {
     const gateway = await startGateway({
       config,

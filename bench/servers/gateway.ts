@@ -14,11 +14,14 @@ import { createLogger } from '../../gateway/logger.ts';
 import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
 import { keyStorePath, startGateway } from '../../gateway/server.ts';
 import type { WorkerStatus } from '../../shared/ipc/messages.ts';
+import { startTracing } from '../../shared/tracing.ts';
 import { announce } from './ready.ts';
 
 const dataDir = process.env.DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'mcp-bench-gw-')));
 const store = new ApiKeyStore(keyStorePath(dataDir));
 const { key } = store.create('bench');
+// A second key for the fairness rows (one key floods, the other is measured).
+const { key: otherKey } = store.create('bench-other');
 store.close();
 const config = loadGatewayConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
 /** A configured, reachable worker and broker, as `status` reports them. */
@@ -49,5 +52,12 @@ const broker: BrokerCalls = process.env.BROKER_WORKERS
               Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
             ),
     } as BrokerCalls);
-const gateway = await startGateway({ config, log: createLogger('silent'), broker });
-announce({ port: gateway.port, key, engine: gateway.engine, build: gateway.build });
+// Traced exactly as a production gateway is when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+const tracing = await startTracing(process.env, 'mcp-gateway', () => {});
+const gateway = await startGateway({
+  config,
+  log: createLogger('silent'),
+  broker,
+  ...(tracing ? { tracer: tracing.tracer } : {}),
+});
+announce({ port: gateway.port, key, otherKey, engine: gateway.engine, build: gateway.build });

@@ -11,6 +11,7 @@ import { formatEndpoint, type WorkerEndpoint } from '../../shared/ipc/endpoint.t
 import { FrameError } from '../../shared/ipc/frame-codec.ts';
 import { FramedLink, ProtocolError } from '../../shared/ipc/framed-link.ts';
 import { IPC_PROTOCOL_VERSION, type IpcFrame, type WorkerMethod } from '../../shared/ipc/messages.ts';
+import type { TraceCarrier } from '../../shared/tracing.ts';
 import { cancelled, MethodError, toErrorBody } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -23,6 +24,8 @@ export interface CallContext {
   link: AbortSignal;
   /** Aborted when a draining gateway asks for the answer now: a poll answers with what it has. */
   answerNow: AbortSignal;
+  /** The gateway's trace context for this call, when its request is traced. */
+  trace?: TraceCarrier;
 }
 
 export type Dispatch = (method: WorkerMethod, params: unknown, ctx: CallContext) => Promise<unknown>;
@@ -89,7 +92,7 @@ class LinkSession {
           this.link.close(new ProtocolError('request before hello'));
           return;
         }
-        this.onRequest(frame.id, frame.method, frame.params, frame.deadlineMs);
+        this.onRequest(frame.id, frame.method, frame.params, frame.deadlineMs, frame.trace);
         return;
       case 'ping':
         // Answered even before hello and while draining: it only says "this process runs".
@@ -127,7 +130,13 @@ class LinkSession {
     this.helloDone = true;
   }
 
-  private onRequest(id: number, method: WorkerMethod, params: unknown, deadlineMs: number): void {
+  private onRequest(
+    id: number,
+    method: WorkerMethod,
+    params: unknown,
+    deadlineMs: number,
+    trace: TraceCarrier | undefined,
+  ): void {
     if (this.calls.has(id)) {
       this.link.close(new ProtocolError(`request id ${id} is already in flight`));
       return;
@@ -168,6 +177,7 @@ class LinkSession {
       deadlineAt,
       link: this.open.signal,
       answerNow: answerNow.signal,
+      ...(trace ? { trace } : {}),
     });
     const answer = selfTimed
       ? withBackstop(work, deadlineMs + SELF_TIMED_GRACE_MS, method)

@@ -1,4 +1,6 @@
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { type PublishResult, publishInput } from '../../shared/event/schemas.ts';
+import { currentCarrier, type TraceCarrier } from '../../shared/tracing.ts';
 import type { CallContext } from '../ipc/server.ts';
 import { type MethodContext, requireClients, resolveTopic } from './context.ts';
 import { parseParams } from './params.ts';
@@ -6,23 +8,68 @@ import { parseParams } from './params.ts';
 export async function publish(
   ctx: MethodContext,
   params: unknown,
-  _call: CallContext,
+  call: CallContext,
 ): Promise<PublishResult> {
   const input = parseParams(publishInput, params);
   const clients = requireClients(ctx);
   const topic = resolveTopic(ctx, input.topic);
   const partitions = await clients.topics.requireExists(topic);
-  return clients.publisher.publish(
-    { topic, value: input.value, key: input.key, headers: input.headers },
-    partitions,
-    async () => {
-      clients.topics.invalidate();
-      try {
-        await clients.topics.requireExists(topic);
-        return true;
-      } catch {
-        return false;
-      }
+  const send = (headers: Record<string, string> | undefined) =>
+    clients.publisher.publish(
+      { topic, value: input.value, key: input.key, headers },
+      partitions,
+      async () => {
+        clients.topics.invalidate();
+        try {
+          await clients.topics.requireExists(topic);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    );
+
+  const active = context.active();
+  if (!trace.getSpan(active)) return send(withTraceContext(input.headers, call.trace));
+  // Tracing on here: a PRODUCER span (messaging conventions) whose context the record carries.
+  const span = trace.getTracer('mcp-broker-worker').startSpan(
+    `send ${topic}`,
+    {
+      kind: SpanKind.PRODUCER,
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'send',
+        'messaging.operation.name': 'send',
+        'messaging.destination.name': topic,
+      },
     },
+    active,
   );
+  try {
+    const result = await send(withTraceContext(input.headers, currentCarrier(trace.setSpan(active, span))));
+    span.setAttribute('messaging.destination.partition.id', String(result.partition));
+    span.setAttribute('messaging.kafka.offset', Number(result.offset));
+    return result;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * The record's headers with the W3C trace context added, so a consumer can continue the
+ * trace. A `traceparent` or `tracestate` the caller set itself is kept as given.
+ */
+function withTraceContext(
+  headers: Record<string, string> | undefined,
+  carrier: TraceCarrier | undefined,
+): Record<string, string> | undefined {
+  if (!carrier) return headers;
+  const taken = new Set(Object.keys(headers ?? {}).map((name) => name.toLowerCase()));
+  if (taken.has('traceparent')) return headers;
+  const added: Record<string, string> = { ...headers, traceparent: carrier.traceparent };
+  if (carrier.tracestate && !taken.has('tracestate')) added.tracestate = carrier.tracestate;
+  return added;
 }

@@ -4,8 +4,10 @@
  * that key hashes to, so a group's consumer lives in exactly one place. Calls without a
  * key (publish, topics, admin, status) go to any connected worker.
  */
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { formatEndpoint, type WorkerEndpoint } from '../../shared/ipc/endpoint.ts';
 import type { WorkerMethod, WorkerMethods } from '../../shared/ipc/messages.ts';
+import { currentCarrier } from '../../shared/tracing.ts';
 import { WorkerCallError } from './errors.ts';
 import { pickWorker } from './routing.ts';
 import { type BrokerClientSettings, loadBrokerClientSettings } from './settings.ts';
@@ -73,7 +75,40 @@ export class BrokerWorkerClient {
       );
     }
     const link = this.route(method, params, options.routingKey);
-    return (await link.call(method, params, options.timeoutMs, options.signal)) as WorkerMethods[M]['result'];
+    const parent = context.active();
+    // Only inside a traced request: background calls (metrics scrapes, probes) start no trace.
+    if (!trace.getSpan(parent)) {
+      return (await link.call(
+        method,
+        params,
+        options.timeoutMs,
+        options.signal,
+      )) as WorkerMethods[M]['result'];
+    }
+    const span = trace.getTracer('mcp-gateway').startSpan(
+      `broker-worker/${method}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'rpc.system': 'mcp-gateway-ipc', 'rpc.service': 'broker-worker', 'rpc.method': method },
+      },
+      parent,
+    );
+    try {
+      const carrier = currentCarrier(trace.setSpan(parent, span));
+      return (await link.call(
+        method,
+        params,
+        options.timeoutMs,
+        options.signal,
+        carrier,
+      )) as WorkerMethods[M]['result'];
+    } catch (error) {
+      span.setAttribute('error.type', error instanceof WorkerCallError ? error.code : 'INTERNAL');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
   }
 
   /** True when at least one worker link is up (cheap; for capabilities and health). */

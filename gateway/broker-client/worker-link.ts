@@ -21,6 +21,7 @@ import {
   KEEPALIVE_TIMEOUT_MS,
   type WorkerMethod,
 } from '../../shared/ipc/messages.ts';
+import type { TraceCarrier } from '../../shared/tracing.ts';
 import { cancelledError, describeFailure, unreachable, WorkerCallError } from './errors.ts';
 
 export interface WorkerLinkOptions {
@@ -120,6 +121,7 @@ export class WorkerLink {
     params: unknown,
     timeoutMs: number,
     signal?: AbortSignal,
+    trace?: TraceCarrier,
   ): Promise<unknown> {
     if (this.state === 'closed') throw unreachable(this.label, 'the gateway is shutting down');
     if (signal?.aborted) throw cancelledError();
@@ -161,7 +163,7 @@ export class WorkerLink {
       this.pending.set(id, { method, resolve, reject, cleanup });
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        link.send({ t: 'req', id, method, params, deadlineMs: timeoutMs });
+        link.send({ t: 'req', id, method, params, deadlineMs: timeoutMs, ...(trace ? { trace } : {}) });
       } catch (error) {
         this.pending.delete(id);
         cleanup();

@@ -64,6 +64,10 @@ const frameSchema = z.discriminatedUnion('t', [
     method: z.enum(workerMethods),
     params: z.unknown(),
     deadlineMs: z.number().int().min(0),
+    // A worker that predates the field drops it (zod strips unknown keys).
+    trace: z
+      .object({ traceparent: z.string().max(100), tracestate: z.string().max(512).optional() })
+      .optional(),
   }),
   z.object({ t: z.literal('cancel'), id: frameId, answerNow: z.literal(true).optional() }),
   z.object({ t: z.literal('ping'), n: z.number().int().min(0) }),

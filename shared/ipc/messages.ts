@@ -9,6 +9,7 @@ import type {
   PublishResult,
   TopicsResult,
 } from '../event/schemas.ts';
+import type { TraceCarrier } from '../tracing.ts';
 
 /** Bumped on any incompatible change; a peer speaking another version is refused at hello. */
 export const IPC_PROTOCOL_VERSION = 3;
@@ -133,7 +134,8 @@ export type IpcFrame =
    * the worker (with its `workerId`).
    */
   | { t: 'hello'; version: number; workerId?: string; token?: string }
-  | { t: 'req'; id: number; method: WorkerMethod; params: unknown; deadlineMs: number }
+  /** `trace`: the caller's W3C trace context, so the worker's spans join the request's trace. */
+  | { t: 'req'; id: number; method: WorkerMethod; params: unknown; deadlineMs: number; trace?: TraceCarrier }
   /**
    * Without `answerNow` the gateway has given the call up: it is aborted and a poll takes
    * nothing. With it (a draining gateway) a poll stops waiting and answers at once with

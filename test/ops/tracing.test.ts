@@ -1,48 +1,26 @@
 /**
  * Traces from a real gateway process to a loopback OTLP/HTTP receiver that decodes what
  * arrives: one SERVER span per MCP request, named `{method} {tool}`, continuing the
- * caller's `traceparent`, and the same trace id in the audit trail.
+ * caller's `traceparent`, and the same trace id in the audit trail; a publish's trace
+ * continues across the IPC link into the broker worker and onto the Kafka record.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { Kafka, logLevel } from 'kafkajs';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { keyStorePath } from '../../gateway/server.ts';
+import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
+import { startWorker } from '../broker-worker/support/worker-process.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Array<{ key: string; value: Record<string, unknown> }>;
-  status?: { code?: number };
-}
-interface OtlpExport {
-  resourceSpans: Array<{
-    resource: { attributes: Array<{ key: string; value: Record<string, unknown> }> };
-    scopeSpans: Array<{ spans: OtlpSpan[] }>;
-  }>;
-}
+import { testKafka } from '../support/kafka-env.ts';
+import { attributesOf, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver.ts';
 
 test('a server span per MCP request continues traceparent and reaches an OTLP/HTTP receiver', async () => {
-  const received: OtlpExport[] = [];
-  const receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.url === '/v1/traces' && /json/.test(request.headers['content-type'] ?? ''))
-        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport);
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiver = await startOtlpReceiver();
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-trace-'));
   const auditPath = join(dataDir, 'audit.log');
   const store = new ApiKeyStore(keyStorePath(dataDir));
@@ -51,7 +29,7 @@ test('a server span per MCP request continues traceparent and reaches an OTLP/HT
   const gateway = await startGatewayProcess({
     DATA_DIR: dataDir,
     BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_SERVICE_NAME: 'gateway-under-test',
     OTEL_BSP_SCHEDULE_DELAY: '100',
     AUDIT_LOG: `file:${auditPath}`,
@@ -76,25 +54,15 @@ test('a server span per MCP request continues traceparent and reaches an OTLP/HT
     assert.equal(answer.status, 200);
     await answer.arrayBuffer();
 
-    let span: OtlpSpan | undefined;
-    let service: unknown;
-    for (const deadline = Date.now() + 30_000; !span && Date.now() < deadline; ) {
-      for (const batch of received)
-        for (const resourceSpans of batch.resourceSpans)
-          for (const scope of resourceSpans.scopeSpans)
-            for (const candidate of scope.spans)
-              if (candidate.traceId === traceId) {
-                span = candidate;
-                service = resourceSpans.resource.attributes.find((a) => a.key === 'service.name')?.value;
-              }
-      if (!span) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const [span] = await receiver.waitFor(
+      (candidate) => candidate.traceId === traceId && candidate.parentSpanId === parentId,
+    );
     assert.ok(span, 'the span reached the receiver');
     assert.equal(span.name, 'tools/call event_capabilities');
     assert.equal(span.parentSpanId, parentId);
-    assert.equal(span.kind, 2, 'SPAN_KIND_SERVER');
-    assert.deepEqual(service, { stringValue: 'gateway-under-test' });
-    const attributes = Object.fromEntries(span.attributes.map((a) => [a.key, Object.values(a.value)[0]]));
+    assert.equal(span.kind, SPAN_KIND.SERVER);
+    assert.equal(span.service, 'gateway-under-test');
+    const attributes = attributesOf(span);
     assert.equal(attributes['mcp.method.name'], 'tools/call');
     assert.equal(attributes['gen_ai.tool.name'], 'event_capabilities');
     assert.equal(attributes['gen_ai.operation.name'], 'execute_tool');
@@ -109,7 +77,98 @@ test('a server span per MCP request continues traceparent and reaches an OTLP/HT
     assert.equal(line?.traceId, traceId);
   } finally {
     await gateway.stop();
-    receiver.close();
+    await receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('spans cross the IPC link into the broker worker, and the produced record carries traceparent', async () => {
+  const kafka = testKafka();
+  const receiver = await startOtlpReceiver();
+  const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' };
+  const worker = await startWorker({
+    BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
+    BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+    ...otel,
+  });
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-trace-ipc-'));
+  const store = new ApiKeyStore(keyStorePath(dataDir));
+  const { key } = store.create('traced');
+  store.close();
+  const gateway = await startGatewayProcess({ DATA_DIR: dataDir, BROKER_WORKERS: worker.address, ...otel });
+  const topic = uniqueName('traced');
+  try {
+    await createTopic(kafka.plaintext, topic);
+    const traceId = randomBytes(16).toString('hex');
+    const parentId = randomBytes(8).toString('hex');
+    const answer = await fetch(`${gateway.url}/event/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': key,
+        traceparent: `00-${traceId}-${parentId}-01`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'event_publish', arguments: { topic, value: 'traced message' } },
+      }),
+    });
+    assert.equal(answer.status, 200);
+    const body = (await answer.json()) as { result: { isError?: boolean } };
+    assert.notEqual(body.result.isError, true, JSON.stringify(body));
+
+    // gateway SERVER -> gateway CLIENT (IPC) -> worker SERVER -> worker PRODUCER, one trace.
+    const spans = await receiver.waitFor((span) => span.traceId === traceId, 4);
+    const byName = (name: string) => spans.find((span) => span.name === name);
+    const server = byName('tools/call event_publish');
+    const client = byName('broker-worker/publish');
+    const workerSpans = spans.filter((span) => span.name === 'broker-worker/publish');
+    const producer = byName(`send ${topic}`);
+    assert.ok(server && client && producer, spans.map((s) => s.name).join(', '));
+    const workerServer = workerSpans.find((span) => span.kind === SPAN_KIND.SERVER);
+    const gatewayClient = workerSpans.find((span) => span.kind === SPAN_KIND.CLIENT);
+    assert.ok(workerServer && gatewayClient, 'a CLIENT span in the gateway and a SERVER span in the worker');
+    assert.equal(server.parentSpanId, parentId);
+    assert.equal(gatewayClient.parentSpanId, server.spanId);
+    assert.equal(workerServer.parentSpanId, gatewayClient.spanId);
+    assert.equal(producer.parentSpanId, workerServer.spanId);
+    assert.equal(producer.kind, SPAN_KIND.PRODUCER);
+    assert.equal(server.service, 'mcp-gateway');
+    assert.equal(workerServer.service, 'mcp-broker-worker');
+    const attributes = attributesOf(producer);
+    assert.equal(attributes['messaging.system'], 'kafka');
+    assert.equal(attributes['messaging.destination.name'], topic);
+
+    // The record itself, read with kafkajs outside the gateway, names the PRODUCER span.
+    const headers = await firstRecordHeaders(kafka.plaintext, topic);
+    assert.equal(headers.traceparent, `00-${traceId}-${producer.spanId}-01`);
+  } finally {
+    await gateway.stop();
+    await worker.stop();
+    await receiver.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+async function firstRecordHeaders(bootstrap: string, topic: string): Promise<Record<string, string>> {
+  const consumer = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).consumer({
+    groupId: uniqueName('trace-reader'),
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const headers = await new Promise<Record<string, string>>((resolve) => {
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        resolve(
+          Object.fromEntries(
+            Object.entries(message.headers ?? {}).map(([name, value]) => [name, String(value)]),
+          ),
+        );
+      },
+    });
+  });
+  await consumer.disconnect();
+  return headers;
+}

@@ -1,0 +1,152 @@
+/**
+ * `npm run bench -- ops`: what fleet operations cost a gateway, each variant against limits
+ * and tracing off in the same run, in paired rounds (every variant once per round, medians
+ * over rounds) so that drift of a shared machine falls on all of them alike:
+ * - rate limits on (a budget never reached, so every request runs the limiter) in memory,
+ *   and shared through a real Valkey;
+ * - tracing configured but sampling nothing (SDK loaded), and sampling every request to a
+ *   loopback OTLP receiver;
+ * - fairness: one key's admitted rate alone, and while another key floods past its budget.
+ */
+import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startValkey } from '../dev/valkey/valkey.ts';
+import { benchRoot, startChild } from './child.ts';
+import { machineInfo } from './machine.ts';
+
+const TOOLS_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+const headersFor = (key: string) => ({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'x-api-key': key,
+});
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const ratio = (ours: number, base: number) => Math.round((ours / base) * 1000) / 1000;
+
+/** Answered-with-2xx requests per second over the run. */
+async function admittedRps(url: string, key: string, seconds: number, connections: number): Promise<number> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers: headersFor(key),
+    body: TOOLS_LIST,
+    connections,
+    duration: seconds,
+  });
+  return Math.round(result['2xx'] / seconds);
+}
+
+export interface OpsResults {
+  machine: ReturnType<typeof machineInfo>;
+  measuredAt: string;
+  workload: string;
+  rps: Record<string, number>;
+  ratioToOff: Record<'limitsLocal' | 'limitsRedis' | 'tracingUnsampled' | 'tracingSampled', number>;
+  fairness: {
+    budgetPerKey: string;
+    aloneRps: number;
+    besideFloodRps: number;
+    ratio: number;
+    flooderAdmittedRps: number;
+  };
+}
+
+async function otlpSink(): Promise<{ endpoint: string; close(): void }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => server.close(),
+  };
+}
+
+export async function runOpsSection(quick: boolean, log: (line: string) => void): Promise<OpsResults> {
+  const seconds = quick ? 2 : 5;
+  const rounds = quick ? 1 : 3;
+  const valkey = await startValkey(20_000 + Math.floor(Math.random() * 20_000));
+  const sink = await otlpSink();
+  // A budget no run reaches: every request is counted, none refused.
+  const unreached = { RATE_LIMIT_DEFAULT: '1000000/s', RATE_LIMIT_DEFAULT_BURST: '1000000' };
+  const variants: Record<string, Record<string, string>> = {
+    off: {},
+    limitsLocal: unreached,
+    limitsRedis: { ...unreached, RATE_LIMIT_REDIS_URL: valkey.url },
+    tracingUnsampled: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_off' },
+    tracingSampled: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on' },
+  };
+  const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+  try {
+    for (let round = 1; round <= rounds; round += 1) {
+      for (const [name, env] of Object.entries(variants)) {
+        const child = await startChild('bench/servers/gateway.ts', { HTTP_ENGINE: 'uws', ...env });
+        try {
+          const url = `http://127.0.0.1:${child.info.port}/event/mcp`;
+          await admittedRps(url, String(child.info.key), 1, 64); // warm-up
+          const rps = await admittedRps(url, String(child.info.key), seconds, 64);
+          runs[name]!.push(rps);
+          log(`ops round ${round}: ${name} ${rps} req/s`);
+        } finally {
+          await child.stop();
+        }
+      }
+    }
+
+    // Fairness: both keys get 300/s; the measured key asks for more than that on 8
+    // connections, the flooding key on 64.
+    const fairEnv = { HTTP_ENGINE: 'uws', RATE_LIMIT_DEFAULT: '300/s', RATE_LIMIT_DEFAULT_BURST: '300' };
+    const alone: number[] = [];
+    const flooded: number[] = [];
+    let flooderAdmitted = 0;
+    for (let round = 1; round <= rounds; round += 1) {
+      const child = await startChild('bench/servers/gateway.ts', fairEnv);
+      try {
+        const url = `http://127.0.0.1:${child.info.port}/event/mcp`;
+        alone.push(await admittedRps(url, String(child.info.otherKey), seconds, 8));
+        const [measured, flooder] = await Promise.all([
+          admittedRps(url, String(child.info.otherKey), seconds, 8),
+          admittedRps(url, String(child.info.key), seconds, 64),
+        ]);
+        flooded.push(measured);
+        flooderAdmitted = flooder;
+        log(
+          `ops fairness round ${round}: alone ${alone.at(-1)}, beside a flood ${measured} (flooder ${flooder})`,
+        );
+      } finally {
+        await child.stop();
+      }
+    }
+
+    const base = median(runs.off!);
+    const results: OpsResults = {
+      machine: machineInfo(),
+      measuredAt: new Date().toISOString(),
+      workload: `authenticated tools/list, 64 connections, ${seconds} s per variant, median of ${rounds} paired rounds`,
+      rps: Object.fromEntries(Object.entries(runs).map(([name, values]) => [name, median(values)])),
+      ratioToOff: {
+        limitsLocal: ratio(median(runs.limitsLocal!), base),
+        limitsRedis: ratio(median(runs.limitsRedis!), base),
+        tracingUnsampled: ratio(median(runs.tracingUnsampled!), base),
+        tracingSampled: ratio(median(runs.tracingSampled!), base),
+      },
+      fairness: {
+        budgetPerKey: '300/s',
+        aloneRps: median(alone),
+        besideFloodRps: median(flooded),
+        ratio: ratio(median(flooded), median(alone)),
+        flooderAdmittedRps: flooderAdmitted,
+      },
+    };
+    log(JSON.stringify(results, null, 2));
+    await writeFile(join(benchRoot, 'bench', 'results', 'ops.json'), `${JSON.stringify(results, null, 2)}\n`);
+    return results;
+  } finally {
+    sink.close();
+    await valkey.stop();
+  }
+}

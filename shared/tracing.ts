@@ -1,0 +1,74 @@
+/**
+ * OpenTelemetry over OTLP/HTTP for both processes, configured by the standard variables
+ * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_SERVICE_NAME,
+ * OTEL_TRACES_SAMPLER[_ARG], OTEL_BSP_*). With no endpoint set, the SDK and the exporter
+ * are never imported: only @opentelemetry/api's no-op is in the process.
+ * Versions are the last that run on Node 20 (sdk-trace-base 2.12.x, exporter 0.223.x,
+ * context-async-hooks 2.12.0).
+ */
+import { type Context, context, propagation, ROOT_CONTEXT, type Tracer, trace } from '@opentelemetry/api';
+
+export interface Tracing {
+  tracer: Tracer;
+  /** Sends what is buffered and stops exporting. */
+  shutdown(): Promise<void>;
+}
+
+/** W3C trace context as it crosses a boundary: the IPC link, a Kafka record's headers. */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
+export function tracingWanted(env: Readonly<Record<string, string | undefined>>): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * Registers a tracer provider, the W3C propagator and an AsyncLocalStorage context manager
+ * (so a span started for a request is the parent of what that request's code starts later,
+ * across awaits), or returns null when no endpoint is set.
+ */
+export async function startTracing(
+  env: Readonly<Record<string, string | undefined>>,
+  defaultServiceName: string,
+  log: (message: string) => void,
+): Promise<Tracing | null> {
+  if (!tracingWanted(env)) return null;
+  const [sdk, { OTLPTraceExporter }, { W3CTraceContextPropagator }, { resourceFromAttributes }, hooks] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/context-async-hooks'),
+    ]);
+  // The sampler comes from OTEL_TRACES_SAMPLER / _ARG, read by the provider itself.
+  const provider = new sdk.BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || defaultServiceName }),
+    spanProcessors: [new sdk.BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  trace.setGlobalTracerProvider(provider);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
+  log('tracing: exporting spans over OTLP/HTTP');
+  return { tracer: provider.getTracer(defaultServiceName), shutdown: () => provider.shutdown() };
+}
+
+/** The active span's context as a carrier, or undefined when no sampled-or-not span is active. */
+export function currentCarrier(active: Context = context.active()): TraceCarrier | undefined {
+  if (!trace.getSpan(active)) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(active, carrier);
+  if (!carrier.traceparent) return undefined;
+  return carrier.tracestate
+    ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate }
+    : { traceparent: carrier.traceparent };
+}
+
+/** The remote parent a carrier names (ROOT_CONTEXT when it names none). */
+export function contextFrom(carrier: TraceCarrier | undefined): Context {
+  if (!carrier) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, carrier);
+}
