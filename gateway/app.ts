@@ -54,6 +54,7 @@ const UNAUTHORIZED_MESSAGES: Record<Exclude<AuthOutcome, { ok: true }>['reason']
   unregistered: 'The API key in X-API-Key is not registered.',
   revoked: 'The API key in X-API-Key has been revoked.',
   expired: 'The API key in X-API-Key has expired; create a new one in the console.',
+  rotated: 'The API key in X-API-Key was replaced by rotation and its grace period is over; use the new key.',
   owner_disabled: 'The API key in X-API-Key belongs to a disabled account.',
 };
 
@@ -99,7 +100,7 @@ export function createApp({
     const auth = await authenticator.authenticate(head.headers['x-api-key']);
     if (!auth.ok) {
       log.debug(
-        { path: head.path.slice(0, 200), reason: auth.reason, remote: head.remoteAddress },
+        { path: head.path.slice(0, 200), reason: auth.reason, remote: head.clientAddress },
         'refused',
       );
       observer?.refused(
@@ -114,7 +115,7 @@ export function createApp({
           status: 401,
           keyId: null,
           ownerId: null,
-          clientAddress: head.remoteAddress,
+          clientAddress: head.clientAddress,
           seconds: 0,
           traceId: null,
         },
@@ -184,7 +185,7 @@ export function createApp({
         status,
         keyId: auth.apiKeyId,
         ownerId: auth.ownerId,
-        clientAddress: context.head.remoteAddress,
+        clientAddress: context.head.clientAddress,
         seconds: (performance.now() - started) / 1000,
         traceId,
       };

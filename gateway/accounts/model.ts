@@ -74,6 +74,8 @@ export interface KeyPrincipal {
   expiresAt: string | null;
   scopes: KeyScopes;
   limits: KeyLimits;
+  /** Set when the secret presented is a rotated-out one: it is admitted until then. */
+  graceUntil?: string;
 }
 
 /** One quota counter taken: ok false when the day's `limit` was already used up. */
@@ -97,6 +99,8 @@ export interface StateStore {
   accountByOidcSubject(subject: string): Promise<AccountSecrets | undefined>;
   listAccounts(): Promise<Account[]>;
   setAccountDisabled(id: string, disabled: boolean): Promise<boolean>;
+  /** False when no such account exists. */
+  setAccountAdmin(id: string, admin: boolean): Promise<boolean>;
   linkOidcSubject(id: string, subject: string): Promise<void>;
   /** Replaces the password and clears any lockout. */
   setPasswordHash(id: string, passwordHash: string): Promise<void>;
@@ -121,6 +125,17 @@ export interface StateStore {
   revokeKey(id: string, ownerId?: string): Promise<boolean>;
   keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined>;
   touchKey(id: string, at: Date): Promise<void>;
+  /**
+   * Gives a live (unrevoked) key a new secret under the same id; the previous secret keeps
+   * working until graceUntil (none: it stops at once). Undefined, and nothing changed, when
+   * no live key has that id.
+   */
+  rotateKey(id: string, graceUntil: string | null): Promise<CreatedApiKey | undefined>;
+  /**
+   * Deletes every revoked key and every key expired at `now`, with their usage counts and
+   * previous secrets, and previous secrets whose grace ended. Returns the keys deleted.
+   */
+  pruneKeys(now: Date): Promise<ApiKeyRecord[]>;
   /** Replaces a key's limits; undefined (and nothing changed) when no such key exists. */
   setKeyLimits(id: string, limits: KeyLimits): Promise<ApiKeyRecord | undefined>;
   /**

@@ -4,8 +4,8 @@
  * same ISO-string timestamps as the SQLite adapter, so both behave identically.
  */
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
-import { type KeyLimits, parseStoredLimits } from '../limits/policy.ts';
-import { createPgPool, type PgPool, runPgMigrations } from '../store/index.ts';
+import type { KeyLimits } from '../limits/policy.ts';
+import { createPgPool, type PgPool, runPgMigrations, withPgTransaction } from '../store/index.ts';
 import {
   type Account,
   type AccountSecrets,
@@ -19,15 +19,19 @@ import {
   type Session,
   type StateStore,
 } from './model.ts';
-import { parseStoredScopes } from './scopes.ts';
 import {
   accountFromRow,
+  graceSecretsSchema,
+  KEY_COLUMNS,
   keyFromRow,
   LIMITS_V2,
   newAccountId,
+  PRINCIPAL_SQL,
+  PRUNABLE_WHERE,
+  principalFromRow,
   publicAccount,
   TAKE_QUOTA_SQL,
-} from './sqlite-store.ts';
+} from './rows.ts';
 
 const SCHEMA_V1 = `
 CREATE TABLE accounts (
@@ -59,9 +63,6 @@ CREATE TABLE api_keys (
   revoked_at TEXT);
 CREATE INDEX api_keys_account ON api_keys(account_id);`;
 
-const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.limits, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
-  FROM api_keys k JOIN accounts a ON a.id = k.account_id`;
-
 // biome-ignore lint/suspicious/noExplicitAny: rows come back untyped from pg and are mapped by the shared row readers
 type Row = any;
 
@@ -76,6 +77,7 @@ export class PostgresStateStore implements StateStore {
       await runPgMigrations(pool, 'accounts', [
         { version: 1, name: 'accounts, sessions and api keys', up: SCHEMA_V1 },
         { version: 2, name: 'per-key limits and daily quota usage', up: LIMITS_V2 },
+        { version: 3, name: 'previous secrets of rotated keys', up: graceSecretsSchema('BYTEA') },
       ]);
     } catch (error) {
       await pool.end();
@@ -126,6 +128,10 @@ export class PostgresStateStore implements StateStore {
       disabled ? new Date().toISOString() : null,
       id,
     ]);
+    return (result.rowCount ?? 0) > 0;
+  }
+  async setAccountAdmin(id: string, admin: boolean): Promise<boolean> {
+    const result = await this.pool.query('UPDATE accounts SET admin = $1 WHERE id = $2', [admin, id]);
     return (result.rowCount ?? 0) > 0;
   }
   async linkOidcSubject(id: string, subject: string): Promise<void> {
@@ -235,21 +241,44 @@ export class PostgresStateStore implements StateStore {
     return (result.rowCount ?? 0) > 0;
   }
   async keyByHash(hash: Buffer): Promise<KeyPrincipal | undefined> {
-    const [row] = await this.rows(
-      `SELECT k.id, k.account_id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
-       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
-      [hash],
-    );
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      ownerId: row.account_id,
-      revoked: row.revoked_at !== null,
-      ownerDisabled: row.disabled_at !== null,
-      expiresAt: row.expires_at,
-      scopes: parseStoredScopes(row.scopes),
-      limits: parseStoredLimits(row.limits),
-    };
+    const [row] = await this.rows(PRINCIPAL_SQL, [hash, hash]);
+    return row ? principalFromRow(row) : undefined;
+  }
+  async rotateKey(id: string, graceUntil: string | null): Promise<CreatedApiKey | undefined> {
+    const key = generateApiKey();
+    const rotated = await withPgTransaction(this.pool, async (client) => {
+      const { rows } = await client.query(
+        'SELECT key_hash FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR UPDATE',
+        [id],
+      );
+      if (rows.length === 0) return false;
+      if (graceUntil !== null) {
+        await client.query(
+          'INSERT INTO key_grace_secrets (key_hash, key_id, valid_until) VALUES ($1, $2, $3)',
+          [rows[0].key_hash, id, graceUntil],
+        );
+      }
+      await client.query('UPDATE api_keys SET key_hash = $1 WHERE id = $2', [hashApiKey(key), id]);
+      return true;
+    });
+    return rotated ? { ...((await this.keyById(id)) as ApiKeyRecord), key } : undefined;
+  }
+  async pruneKeys(now: Date): Promise<ApiKeyRecord[]> {
+    const at = now.toISOString();
+    return withPgTransaction(this.pool, async (client) => {
+      const { rows } = await client.query(
+        `SELECT ${KEY_COLUMNS} WHERE ${PRUNABLE_WHERE} ORDER BY k.created_at, k.id FOR UPDATE OF k`,
+        [at],
+      );
+      const ids = rows.map((row: Row) => row.id as string);
+      await client.query('DELETE FROM key_usage WHERE key_id = ANY($1)', [ids]);
+      await client.query('DELETE FROM key_grace_secrets WHERE key_id = ANY($1) OR valid_until <= $2', [
+        ids,
+        at,
+      ]);
+      await client.query('DELETE FROM api_keys WHERE id = ANY($1)', [ids]);
+      return rows.map(keyFromRow);
+    });
   }
   async touchKey(id: string, at: Date): Promise<void> {
     await this.pool.query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at.toISOString(), id]);

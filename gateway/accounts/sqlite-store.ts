@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
-import { type KeyLimits, parseStoredLimits } from '../limits/policy.ts';
+import type { KeyLimits } from '../limits/policy.ts';
 import { openSqlite, runSqliteMigrations } from '../store/index.ts';
 import {
   type Account,
@@ -16,7 +15,22 @@ import {
   type Session,
   type StateStore,
 } from './model.ts';
-import { parseStoredScopes } from './scopes.ts';
+import {
+  type AccountRow,
+  accountFromRow,
+  graceSecretsSchema,
+  KEY_COLUMNS,
+  type KeyRow,
+  keyFromRow,
+  LIMITS_V2,
+  newAccountId,
+  PRINCIPAL_SQL,
+  PRUNABLE_WHERE,
+  type PrincipalRow,
+  principalFromRow,
+  publicAccount,
+  TAKE_QUOTA_SQL,
+} from './rows.ts';
 
 /** Keys minted before accounts existed had no owner; they had full access and keep it. */
 const ACCOUNTS_V1 = `CREATE TABLE IF NOT EXISTS api_keys (
@@ -44,107 +58,16 @@ const ACCOUNTS_V1 = `CREATE TABLE IF NOT EXISTS api_keys (
    ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
    CREATE INDEX api_keys_account ON api_keys(account_id);`;
 
-/** Limits live beside scopes; usage counters are per key, UTC day and quota name. */
-export const LIMITS_V2 = `ALTER TABLE api_keys ADD COLUMN limits TEXT NOT NULL DEFAULT '{}';
-   CREATE TABLE key_usage (
-     key_id TEXT NOT NULL,
-     day TEXT NOT NULL,
-     name TEXT NOT NULL,
-     used INTEGER NOT NULL,
-     PRIMARY KEY (key_id, day, name))`;
-
-/** One statement, so two gateways counting at once can never both take the last call. */
-export const TAKE_QUOTA_SQL = `INSERT INTO key_usage (key_id, day, name, used) VALUES ($1, $2, $3, 1)
-  ON CONFLICT (key_id, day, name) DO UPDATE SET used = key_usage.used + 1 WHERE key_usage.used < $4
-  RETURNING used`;
-
-export function newAccountId(): string {
-  return `acct_${randomBytes(9).toString('base64url')}`;
+/** The shared SQL is written with Postgres placeholders; each occurrence takes its own parameter here. */
+function sqlite(sql: string): string {
+  return sql.replace(/\$\d+/g, '?');
 }
-
-interface AccountRow {
-  id: string;
-  email: string;
-  password_hash: string | null;
-  admin: number;
-  created_at: string;
-  disabled_at: string | null;
-  oidc_subject: string | null;
-  failed_sign_ins: number;
-  locked_until: string | null;
-}
-
-interface KeyRow {
-  id: string;
-  label: string;
-  account_id: string;
-  email: string;
-  scopes: string;
-  limits: string;
-  created_at: string;
-  last_used_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
-
-export function accountFromRow(row: AccountRow): AccountSecrets {
-  return {
-    id: row.id,
-    email: row.email,
-    admin: Boolean(row.admin),
-    createdAt: row.created_at,
-    disabledAt: row.disabled_at,
-    oidcSubject: row.oidc_subject,
-    hasPassword: row.password_hash !== null,
-    passwordHash: row.password_hash,
-    failedSignIns: Number(row.failed_sign_ins),
-    lockedUntil: row.locked_until,
-  };
-}
-
-export function publicAccount({
-  passwordHash: _p,
-  failedSignIns: _f,
-  lockedUntil: _l,
-  ...account
-}: AccountSecrets): Account {
-  return account;
-}
-
-export function keyFromRow(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    label: row.label,
-    ownerId: row.account_id,
-    owner: row.email,
-    scopes: parseStoredScopes(row.scopes),
-    limits: parseStoredLimits(row.limits),
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-const KEY_COLUMNS = `k.id, k.label, k.account_id, a.email, k.scopes, k.limits, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
-  FROM api_keys k JOIN accounts a ON a.id = k.account_id`;
 
 /** The embedded adapter: one SQLite file in DATA_DIR holding accounts, sessions and key hashes, never keys. */
 export class SqliteStateStore implements StateStore {
   readonly kind = 'sqlite' as const;
   protected readonly db: Database.Database;
-  private readonly byHash: Database.Statement<
-    [Buffer],
-    {
-      id: string;
-      account_id: string;
-      revoked_at: string | null;
-      expires_at: string | null;
-      scopes: string;
-      limits: string;
-      disabled_at: string | null;
-    }
-  >;
+  private readonly byHash: Database.Statement<[Buffer, Buffer], PrincipalRow>;
   private readonly touchStatement: Database.Statement<[string, string]>;
 
   constructor(file: string) {
@@ -161,11 +84,9 @@ export class SqliteStateStore implements StateStore {
         },
       },
       { version: 2, name: 'per-key limits and daily quota usage', up: LIMITS_V2 },
+      { version: 3, name: 'previous secrets of rotated keys', up: graceSecretsSchema('BLOB') },
     ]);
-    this.byHash = this.db.prepare(
-      `SELECT k.id, k.account_id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at
-       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
-    );
+    this.byHash = this.db.prepare(sqlite(PRINCIPAL_SQL));
     this.touchStatement = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   }
 
@@ -256,17 +177,44 @@ export class SqliteStateStore implements StateStore {
   }
 
   protected keyByHashSync(hash: Buffer): KeyPrincipal | undefined {
-    const row = this.byHash.get(hash);
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      ownerId: row.account_id,
-      revoked: row.revoked_at !== null,
-      ownerDisabled: row.disabled_at !== null,
-      expiresAt: row.expires_at,
-      scopes: parseStoredScopes(row.scopes),
-      limits: parseStoredLimits(row.limits),
-    };
+    const row = this.byHash.get(hash, hash);
+    return row ? principalFromRow(row) : undefined;
+  }
+
+  protected rotateKeySync(id: string, graceUntil: string | null): CreatedApiKey | undefined {
+    const key = generateApiKey();
+    const rotated = this.db.transaction(() => {
+      const current = this.db
+        .prepare('SELECT key_hash FROM api_keys WHERE id = ? AND revoked_at IS NULL')
+        .get(id) as { key_hash: Buffer } | undefined;
+      if (!current) return false;
+      if (graceUntil !== null) {
+        this.db
+          .prepare('INSERT INTO key_grace_secrets (key_hash, key_id, valid_until) VALUES (?, ?, ?)')
+          .run(current.key_hash, id, graceUntil);
+      }
+      this.db.prepare('UPDATE api_keys SET key_hash = ? WHERE id = ?').run(hashApiKey(key), id);
+      return true;
+    })();
+    return rotated ? { ...(this.keyByIdSync(id) as ApiKeyRecord), key } : undefined;
+  }
+
+  protected pruneKeysSync(now: Date): ApiKeyRecord[] {
+    const at = now.toISOString();
+    return this.db.transaction(() => {
+      const pruned = (
+        this.db
+          .prepare(`SELECT ${KEY_COLUMNS} WHERE ${sqlite(PRUNABLE_WHERE)} ORDER BY k.created_at, k.id`)
+          .all(at) as KeyRow[]
+      ).map(keyFromRow);
+      for (const { id } of pruned) {
+        this.db.prepare('DELETE FROM key_usage WHERE key_id = ?').run(id);
+        this.db.prepare('DELETE FROM key_grace_secrets WHERE key_id = ?').run(id);
+        this.db.prepare('DELETE FROM api_keys WHERE id = ?').run(id);
+      }
+      this.db.prepare('DELETE FROM key_grace_secrets WHERE valid_until <= ?').run(at);
+      return pruned;
+    })();
   }
 
   protected touchKeySync(id: string, at: Date): void {
@@ -294,6 +242,9 @@ export class SqliteStateStore implements StateStore {
       .prepare('UPDATE accounts SET disabled_at = ? WHERE id = ?')
       .run(disabled ? new Date().toISOString() : null, id);
     return result.changes > 0;
+  }
+  async setAccountAdmin(id: string, admin: boolean): Promise<boolean> {
+    return this.db.prepare('UPDATE accounts SET admin = ? WHERE id = ?').run(admin ? 1 : 0, id).changes > 0;
   }
   async linkOidcSubject(id: string, subject: string): Promise<void> {
     this.db.prepare('UPDATE accounts SET oidc_subject = ? WHERE id = ?').run(subject, id);
@@ -368,6 +319,12 @@ export class SqliteStateStore implements StateStore {
   async touchKey(id: string, at: Date): Promise<void> {
     this.touchKeySync(id, at);
   }
+  async rotateKey(id: string, graceUntil: string | null): Promise<CreatedApiKey | undefined> {
+    return this.rotateKeySync(id, graceUntil);
+  }
+  async pruneKeys(now: Date): Promise<ApiKeyRecord[]> {
+    return this.pruneKeysSync(now);
+  }
   protected setKeyLimitsSync(id: string, limits: KeyLimits): ApiKeyRecord | undefined {
     const result = this.db
       .prepare('UPDATE api_keys SET limits = ? WHERE id = ?')
@@ -384,7 +341,7 @@ export class SqliteStateStore implements StateStore {
   }
   private takeQuotaCached: Database.Statement | undefined;
   private takeQuotaStatement(): Database.Statement {
-    this.takeQuotaCached ??= this.db.prepare(TAKE_QUOTA_SQL.replace(/\$\d/g, '?'));
+    this.takeQuotaCached ??= this.db.prepare(sqlite(TAKE_QUOTA_SQL));
     return this.takeQuotaCached;
   }
   async quotaUsage(keyId: string, day: string): Promise<Record<string, number>> {

@@ -15,6 +15,7 @@ export type RefusalReason =
   | 'unregistered'
   | 'revoked'
   | 'expired'
+  | 'rotated'
   | 'owner_disabled';
 
 export type AuthOutcome =
@@ -40,6 +41,8 @@ interface Admitted {
   /** Cached with the key, so a changed limit takes effect within positiveTtlMs, like a revocation. */
   limits: KeyLimits;
   expiresAtMs: number;
+  /** A rotated-out secret's end: like expiry, known exactly, so checked on every request. */
+  graceEndsAtMs: number;
 }
 
 export class ApiKeyAuthenticator {
@@ -84,6 +87,7 @@ export class ApiKeyAuthenticator {
       scopes: found.scopes,
       limits: found.limits,
       expiresAtMs: found.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(found.expiresAt),
+      graceEndsAtMs: found.graceUntil === undefined ? Number.POSITIVE_INFINITY : Date.parse(found.graceUntil),
     };
     this.admitted.set(cacheKey, admitted);
     return this.admit(admitted);
@@ -91,7 +95,9 @@ export class ApiKeyAuthenticator {
 
   /** Expiry is checked on every request, cached or not: it is known exactly, unlike revocation. */
   private admit(admitted: Admitted): AuthOutcome {
-    if (Date.now() >= admitted.expiresAtMs) return { ok: false, reason: 'expired' };
+    const now = Date.now();
+    if (now >= admitted.expiresAtMs) return { ok: false, reason: 'expired' };
+    if (now >= admitted.graceEndsAtMs) return { ok: false, reason: 'rotated' };
     this.noteUse(admitted.id);
     return {
       ok: true,
