@@ -344,8 +344,8 @@ test('a restarted gateway process with the same secret verifies records written 
 });
 
 /**
- * The README's recipe for a consumer outside the gateway, written here from the README's
- * description rather than imported, so a change to the encoding that the README does not
+ * The recipe in docs/event.md for a consumer outside the gateway, written here from its
+ * description rather than imported, so a change to the encoding that the doc does not
  * follow fails this test.
  */
 function outsideCanonicalBytes(topic: string, record: RawRecord): Buffer {

@@ -4,7 +4,7 @@
  * engine answers each of them. A uWebSockets.js build answers them or not inside its own
  * parser, which JavaScript cannot reach; what each known build does is pinned here, so a
  * change of build shows up as a failing test rather than as load balancers marking the
- * gateway down. See README "HTTP behaviour at the edges".
+ * gateway down. See docs/protocol.md, "HTTP behaviour at the edges".
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -50,7 +50,7 @@ const NODE: Expected = {
 };
 
 /**
- * By uWebSockets.js build (README lists them). A later parser (`uwebsockets@3.0.6` on npm)
+ * By uWebSockets.js build (docs/protocol.md lists them). A later parser (`uwebsockets@3.0.6` on npm)
  * answers 505/400 here but also 505s a valid HTTP/1.1 request whose request line arrives in
  * two TCP segments, so it is not used (docs/decisions.md).
  */

@@ -1,5 +1,5 @@
 /**
- * The PM2 deploy commands the README documents, run with the pm2 CLI against
+ * The PM2 deploy commands docs/deployment.md documents, run with the pm2 CLI against
  * ecosystem.config.cjs in a private PM2_HOME: both processes come up, a kill -9 of the
  * worker is restarted by PM2, and `pm2 stop` leaves no process and a free port.
  */

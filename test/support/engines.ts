@@ -5,7 +5,7 @@ export const ENGINES = ['uws', 'node'] as const;
 
 /**
  * Why a suite for this engine cannot run here, or false. No uWebSockets.js build loads on
- * Node 22 or 24 with this glibc, and the gateway falls back to node:http there (README), so
+ * Node 22 or 24 with this glibc, and the gateway falls back to node:http there (docs/deployment.md), so
  * on those runtimes the uws suites are skipped with that reason instead of failing to start.
  */
 export function engineSkip(engine: (typeof ENGINES)[number]): string | false {
