@@ -22,13 +22,13 @@ export interface LimitFlags {
   rate?: string | undefined;
   burst?: string | undefined;
   quota?: string | undefined;
-  'max-polls'?: string | undefined;
+  maxPolls?: string | undefined;
 }
 
 export const QUOTA_NAMES: readonly string[] = [...Object.keys(NAMESPACE_FACTORIES), ...METERED_TOOLS];
 
 export function hasLimitFlags(flags: LimitFlags): boolean {
-  return [flags.rate, flags.burst, flags.quota, flags['max-polls']].some((value) => value !== undefined);
+  return [flags.rate, flags.burst, flags.quota, flags.maxPolls].some((value) => value !== undefined);
 }
 
 /** Checks every flag's form without a key at hand (update checks before it opens the store). */
@@ -36,7 +36,7 @@ export function checkLimitSyntax(flags: LimitFlags): void {
   if (flags.rate !== undefined) parseRate(flags.rate, '--rate');
   if (flags.burst !== undefined) parseBurst(flags.burst, '--burst');
   if (flags.quota !== undefined) parseQuotas(flags.quota, '--quota', QUOTA_NAMES);
-  if (flags['max-polls'] !== undefined) parseMaxPolls(flags['max-polls'], '--max-polls');
+  if (flags.maxPolls !== undefined) parseMaxPolls(flags.maxPolls, '--max-polls');
 }
 
 /**
@@ -72,8 +72,8 @@ export function applyLimitFlags(base: KeyLimits, flags: LimitFlags): KeyLimits {
     if (Object.keys(quotas).length === 0) delete next.quotas;
     else next.quotas = quotas;
   }
-  if (flags['max-polls'] !== undefined) {
-    const max = parseMaxPolls(flags['max-polls'], '--max-polls');
+  if (flags.maxPolls !== undefined) {
+    const max = parseMaxPolls(flags.maxPolls, '--max-polls');
     if (max === null) delete next.maxPolls;
     else next.maxPolls = max;
   }
