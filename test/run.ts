@@ -2,8 +2,9 @@
  * `npm test`: static checks and the build, then every test file under node's test runner
  * with one private local Kafka for the whole run, then the storage and HTTP suites (no
  * Kafka) again under each other supported Node (22, 24: fetched into .cache on first use).
- * The broker is stopped even when tests fail or the run is interrupted, so no Java process
- * outlives the suite.
+ * Kafka starts only when a selected file needs it (see test/support/test-needs.ts), so
+ * `npm test -- memory` runs without Java. The broker is stopped even when tests fail or the
+ * run is interrupted, so no Java process outlives the suite.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { ensureNode, PINNED_RUNTIMES, type RuntimeMajor } from '../dev/node/runtimes.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
 import { setUpMiniLm } from './support/minilm.ts';
+import { testNeeds } from './support/test-needs.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -48,9 +50,33 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  const needs = await testNeeds(root, files);
   // The default embedder's model, fetched once into .cache/models as a fresh install's first
   // start would, so every test gateway on default settings finds it ready.
-  await setUpMiniLm();
+  if (needs.minilm.length > 0) await setUpMiniLm();
+  const failed = await withKafkaIfNeeded(needs.kafka, (env) =>
+    run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], env),
+  );
+  return (await otherRuntimes(files)) || failed;
+}
+
+/**
+ * Runs the tests with the run's private broker when some file needs it, else without one.
+ * The TEST_KAFKA_* variables belong to the runner: never inherited, so a file that needs
+ * Kafka but was not seen to fails on testKafka()'s clear error, not on a stale address.
+ */
+async function withKafkaIfNeeded(
+  kafkaFiles: string[],
+  tests: (env: NodeJS.ProcessEnv) => Promise<number>,
+): Promise<number> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TEST_KAFKA_')),
+  );
+  if (kafkaFiles.length === 0) {
+    console.log('[run] no selected test file uses test/support/kafka-env.ts: no Kafka for this run');
+    return tests(env);
+  }
+  console.log(`[run] ${kafkaFiles.length} selected test files use Kafka: starting a private broker`);
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-gw-test-kafka-'));
   const kafka = await startLocalKafka({
     dataDir,
@@ -70,16 +96,11 @@ async function main(): Promise<number> {
       void stopKafka().finally(() => process.exit(130));
     });
   }
-  let failed: number;
   try {
-    failed = await run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
-      ...process.env,
-      ...testKafkaEnv(kafka),
-    });
+    return await tests({ ...env, ...testKafkaEnv(kafka) });
   } finally {
     await stopKafka();
   }
-  return (await otherRuntimes(files)) || failed;
 }
 
 /**
