@@ -1,131 +1,114 @@
 /**
- * `npm run users -- create --email E [--admin] | list [--json] | disable --email E | enable --email E`
- * The password comes from standard input when it is piped, else from a prompt that does not echo.
+ * `npm run users -- <command>`: console accounts on whichever store the gateway uses
+ * (SQLite in DATA_DIR, or Postgres with DATABASE_URL).
  */
-import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadGatewayConfig } from '../config.ts';
-import { normalizeEmail, OPERATOR_EMAIL } from './model.ts';
-import { openStateStore } from './open.ts';
-import { hashPassword, passwordProblem } from './passwords.ts';
+import { type Command, Option } from 'commander';
+import {
+  action,
+  finishProgram,
+  loadConfig,
+  newProgram,
+  runProgram,
+  UsageProblem,
+  withStore,
+} from '../cli/program.ts';
+import type { StateStore } from './model.ts';
+import { normalizeEmail } from './model.ts';
+import { readPassword } from './password-input.ts';
+import { createUser, listUsers, resetPassword, setAdmin, setDisabled, unlockUser } from './user-commands.ts';
 
-const USAGE = `usage:
-  npm run users -- create --email EMAIL [--admin]     (password from stdin or a prompt)
-  npm run users -- list [--json]
-  npm run users -- disable --email EMAIL
-  npm run users -- enable --email EMAIL`;
+const JSON_HELP = 'print JSON instead of text';
+const PASSWORD_HELP =
+  '\nThe password is read from standard input when it is piped (one trailing newline is dropped),\nelse from a prompt that does not echo. It is never taken as an argument.';
 
-function fail(message: string, code = 2): never {
-  console.error(`${message}\n${USAGE}`);
-  process.exit(code);
+interface EmailOptions {
+  email: string;
+  password?: string;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  // One trailing newline is the pipe's, not the password's.
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-}
-
-function prompt(question: string): Promise<string> {
-  return new Promise((resolve) => {
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-    const output = rl as unknown as { _writeToOutput(text: string): void };
-    let asked = false;
-    output._writeToOutput = (text: string) => {
-      // Show the question, hide what is typed.
-      if (!asked) process.stderr.write(text);
-      asked = true;
-    };
-    rl.question(question, (answer) => {
-      rl.close();
-      process.stderr.write('\n');
-      resolve(answer);
-    });
-  });
-}
-
-async function readPassword(): Promise<string> {
-  if (!process.stdin.isTTY) return readStdin();
-  const first = await prompt('Password: ');
-  const second = await prompt('Repeat password: ');
-  if (first !== second) fail('the passwords differ', 1);
-  return first;
-}
-
-async function main(): Promise<void> {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: {
-      email: { type: 'string' },
-      admin: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const [command] = positionals;
-  if (!command || !['create', 'list', 'disable', 'enable'].includes(command)) {
-    fail(command ? `unknown command: ${command}` : 'missing command');
-  }
-  let config: ReturnType<typeof loadGatewayConfig>;
-  try {
-    config = loadGatewayConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) fail(error.message, 1);
-    throw error;
-  }
-  const email = values.email === undefined ? undefined : normalizeEmail(values.email);
-  if (command !== 'list' && (!email || !/^[^\s@]+@[^\s@]+$/.test(email))) {
-    fail(`${command} needs --email with an email address`);
-  }
-  const password = command === 'create' ? await readPassword() : '';
-  const store = await openStateStore(config);
-  try {
-    if (command === 'create') {
-      const problem = passwordProblem(password);
-      if (problem) fail(problem, 1);
-      if (await store.accountByEmail(email as string))
-        fail(`an account with email ${email} already exists`, 1);
-      const account = await store.createAccount({
-        email: email as string,
-        passwordHash: await hashPassword(password),
-        admin: values.admin,
-      });
-      console.log(`created ${account.admin ? 'admin ' : ''}account ${account.email} (${account.id})`);
-      return;
-    }
-    if (command === 'list') {
-      const accounts = (await store.listAccounts()).filter((account) => account.email !== OPERATOR_EMAIL);
-      if (values.json) {
-        console.log(JSON.stringify(accounts));
-        return;
-      }
-      if (accounts.length === 0) console.log('no accounts');
-      else
-        console.table(
-          accounts.map((a) => ({
-            email: a.email,
-            id: a.id,
-            admin: a.admin,
-            created: a.createdAt,
-            disabled: a.disabledAt ?? '',
-          })),
-        );
-      return;
-    }
-    const account = await store.accountByEmail(email as string);
-    if (!account) fail(`no account with email ${email}`, 1);
-    await store.setAccountDisabled(account.id, command === 'disable');
-    if (command === 'disable') await store.deleteSessionsOf(account.id);
-    console.log(
-      command === 'disable'
-        ? `disabled ${account.email}: sessions ended; its keys stop working within API_KEY_CACHE_TTL_MS`
-        : `enabled ${account.email}`,
+function checkedEmail(options: EmailOptions): string {
+  if (options.password !== undefined) {
+    throw new UsageProblem(
+      'passwords are never taken as arguments (shell history and ps would show them); pipe it on standard input or type it at the prompt',
     );
-  } finally {
-    await store.close();
   }
+  const email = normalizeEmail(options.email);
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
+    throw new UsageProblem(`--email takes an email address like you@example.com (got "${options.email}")`);
+  }
+  return email;
 }
 
-await main();
+/** A command naming one account by --email; a stray --password is refused with the reason. */
+function accountCommand(program: Command, name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .requiredOption('--email <address>', "the account's email")
+    .addOption(new Option('--password <password>').hideHelp());
+}
+
+function onAccount(fn: (store: StateStore, email: string) => Promise<void>) {
+  return action(async (options: EmailOptions) => {
+    const email = checkedEmail(options);
+    await withStore(loadConfig(), (store) => fn(store, email));
+  });
+}
+
+function addPasswordCommands(program: Command): void {
+  accountCommand(program, 'create', 'create an account that signs in to the console')
+    .option('--admin', 'make it an administrator')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PASSWORD_HELP)
+    .action(
+      action(async (options: EmailOptions & { admin?: boolean; json?: boolean }) => {
+        const email = checkedEmail(options);
+        await withStore(loadConfig(), (store) => createUser(store, email, readPassword, options));
+      }),
+    );
+  accountCommand(
+    program,
+    'reset-password',
+    'give an account a new password; ends its sessions, clears its lockout',
+  )
+    .addHelpText('after', PASSWORD_HELP)
+    .action(onAccount((store, email) => resetPassword(store, email, readPassword)));
+}
+
+function addStateCommands(program: Command): void {
+  accountCommand(program, 'unlock', 'clear the sign-in lockout and failure count of an account').action(
+    onAccount(unlockUser),
+  );
+  accountCommand(program, 'disable', 'stop an account: its sessions end and its keys stop working').action(
+    onAccount((store, email) => setDisabled(store, email, true)),
+  );
+  accountCommand(program, 'enable', 'let a disabled account sign in and its keys work again').action(
+    onAccount((store, email) => setDisabled(store, email, false)),
+  );
+  accountCommand(
+    program,
+    'promote',
+    "make an account an administrator (sees and manages everyone's keys)",
+  ).action(onAccount((store, email) => setAdmin(store, email, true)));
+  accountCommand(program, 'demote', 'make an administrator an ordinary account').action(
+    onAccount((store, email) => setAdmin(store, email, false)),
+  );
+}
+
+function usersProgram(): Command {
+  const program = newProgram('npm run users --', 'Manage the accounts that sign in to the key console.');
+  program
+    .command('list')
+    .description('list accounts: admin, disabled and locked state (never a password)')
+    .option('--json', JSON_HELP)
+    .action(
+      action(async (options: { json?: boolean }) => {
+        await withStore(loadConfig(), (store) => listUsers(store, options));
+      }),
+    );
+  addPasswordCommands(program);
+  addStateCommands(program);
+  return finishProgram(program);
+}
+
+await runProgram(usersProgram(), process.argv.slice(2));
