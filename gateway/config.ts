@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTrustProxy, type TrustedProxy } from './http/client-address.ts';
 import {
   BURST_FORM,
   LimitSyntaxError,
@@ -84,6 +85,8 @@ const gatewayEnv = z.object({
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** stdout or file:PATH: one JSON line per tool call and refused request. */
   AUDIT_LOG: z.string().optional(),
+  /** Reverse proxies whose X-Forwarded-For names the client; unset: the socket peer is the client. */
+  TRUST_PROXY: z.string().optional(),
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnv> & {
@@ -91,6 +94,8 @@ export type GatewayConfig = z.output<typeof gatewayEnv> & {
   rateLimitDefault: RatePolicy | null;
   /** AUDIT_LOG, parsed: null when unset. */
   auditTarget: AuditTarget | null;
+  /** TRUST_PROXY, parsed: null when unset. */
+  trustProxy: TrustedProxy[] | null;
 };
 
 export class ConfigError extends Error {}
@@ -104,12 +109,14 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   let auditTarget: AuditTarget | null;
+  let trustProxy: TrustedProxy[] | null;
   try {
     auditTarget = parseAuditTarget(parsed.data.AUDIT_LOG);
+    trustProxy = parseTrustProxy(parsed.data.TRUST_PROXY);
   } catch (error) {
     throw new ConfigError(`invalid configuration: ${(error as Error).message}`);
   }
-  return { ...parsed.data, rateLimitDefault: defaultRatePolicy(parsed.data), auditTarget };
+  return { ...parsed.data, rateLimitDefault: defaultRatePolicy(parsed.data), auditTarget, trustProxy };
 }
 
 function defaultRatePolicy(env: {

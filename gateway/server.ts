@@ -8,6 +8,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
+import { clientAddressRule, withClientAddress } from './http/client-address.ts';
 import { drainable } from './http/drain.ts';
 import { selectEngine } from './http/select-engine.ts';
 import { meterTools } from './limits/quotas.ts';
@@ -167,7 +168,7 @@ export async function startGateway({
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
-  const requests = drainable(handler);
+  const requests = drainable(withClientAddress(clientAddressRule(config.trustProxy), handler));
   const server = await engine.listen(
     { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES, sharedPort },
     requests.handler,

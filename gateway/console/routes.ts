@@ -153,10 +153,10 @@ export function createConsole(options: ConsoleOptions) {
       return signInPage(context, { error: 'The sign-in form expired; please try again.', status: 403 });
     }
     const email = (form.get('email') ?? '').trim();
-    const result = await options.signIn.signIn(email, form.get('password') ?? '', context.head.remoteAddress);
+    const result = await options.signIn.signIn(email, form.get('password') ?? '', context.head.clientAddress);
     if (!result.ok) {
       log.info(
-        { email: email.slice(0, 200), reason: result.reason, remote: context.head.remoteAddress },
+        { email: email.slice(0, 200), reason: result.reason, remote: context.head.clientAddress },
         'console sign-in refused',
       );
       const messages = {

@@ -11,7 +11,13 @@ export interface RequestHead {
   query: string;
   /** Header names lower-cased; repeated headers joined with ", ". */
   headers: Record<string, string>;
+  /** The socket's peer: a reverse proxy, when there is one. */
   remoteAddress: string;
+  /**
+   * Who sent the request: the peer, or the forwarded client when the peer is a trusted
+   * proxy (TRUST_PROXY, see client-address.ts). Limits, the audit trail and logs use this.
+   */
+  clientAddress: string;
 }
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };

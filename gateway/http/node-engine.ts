@@ -17,12 +17,14 @@ function headOf(req: IncomingMessage): RequestHead {
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  const peer = req.socket.remoteAddress ?? '';
   return {
     method: (req.method ?? 'GET').toUpperCase(),
     path: queryAt === -1 ? url : url.slice(0, queryAt),
     query: queryAt === -1 ? '' : url.slice(queryAt + 1),
     headers,
-    remoteAddress: req.socket.remoteAddress ?? '',
+    remoteAddress: peer,
+    clientAddress: peer,
   };
 }
 

@@ -17,12 +17,14 @@ function headOf(req: UwsRequest, res: UwsResponse): RequestHead {
     const previous = headers[name];
     headers[name] = previous === undefined ? value : `${previous}, ${value}`;
   });
+  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
   return {
     method: req.getMethod().toUpperCase(),
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    remoteAddress: peer,
+    clientAddress: peer,
   };
 }
 
