@@ -34,7 +34,7 @@ export async function createUser(
   }
   const password = await askPassword();
   const problem = passwordProblem(password);
-  if (problem) throw new CliFailure(`${problem}; nothing was created`);
+  if (problem) throw new CliFailure(`${problem} Nothing was created.`);
   const account = await store.createAccount({
     email,
     passwordHash: await hashPassword(password),
@@ -80,7 +80,7 @@ export async function resetPassword(store: StateStore, email: string, askPasswor
   const account = await accountNamed(store, email);
   const password = await askPassword();
   const problem = passwordProblem(password);
-  if (problem) throw new CliFailure(`${problem}; nothing was changed`);
+  if (problem) throw new CliFailure(`${problem} Nothing was changed.`);
   await store.setPasswordHash(account.id, await hashPassword(password));
   // A reset usually means the old password is not to be trusted: its sessions end with it.
   await store.deleteSessionsOf(account.id);
