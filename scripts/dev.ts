@@ -1,19 +1,21 @@
 /**
- * `npm run dev`: local Kafka (left running for the next time), a `tasks` topic, a fresh dev
- * key, then the broker-worker and the gateway, with the client configuration printed.
+ * `npm run dev`: local Kafka (left running for the next time), a `tasks` topic, the dev key
+ * (kept in DATA_DIR across restarts, see dev-key.ts), then the broker-worker and the gateway,
+ * with the client configuration printed.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { localKafkaStatus, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { defaultDevDataDir } from '../dev/kafka/paths.ts';
 import { openStateStore } from '../gateway/accounts/open.ts';
 import { hashPassword } from '../gateway/accounts/passwords.ts';
-import { FULL_SCOPES } from '../gateway/accounts/scopes.ts';
 import { loadGatewayConfig } from '../gateway/config.ts';
 import { mcpServersEntry } from '../gateway/keys/client-config.ts';
 import { NAMESPACE_FACTORIES } from '../gateway/namespaces/registry.ts';
 import { packageRoot } from '../shared/package-root.ts';
+import { DEV_KEY_FILE, devKey } from './dev-key.ts';
 
 const root = packageRoot(import.meta.dirname);
 const DEV_TOPIC = 'tasks';
@@ -56,15 +58,19 @@ if (devAccount) {
 } else {
   await store.createAccount({ email: DEV_EMAIL, passwordHash: await hashPassword(devPassword), admin: true });
 }
-const created = await store.createKey({
-  label: 'dev',
-  ownerId: ((await store.accountByEmail(DEV_EMAIL)) as { id: string }).id,
-  scopes: FULL_SCOPES,
-  expiresAt: null,
-});
+const created = await devKey(
+  store,
+  config.DATA_DIR,
+  ((await store.accountByEmail(DEV_EMAIL)) as { id: string }).id,
+);
 await store.close();
 
-console.log(`[dev] dev key ${created.id}; MCP client configuration:\n`);
+const where = join(config.DATA_DIR, DEV_KEY_FILE);
+console.log(
+  created.reused
+    ? `[dev] dev key ${created.id}, the same as last run (kept in ${where}); MCP client configuration:\n`
+    : `[dev] new dev key ${created.id} (${created.replaced === 'missing' ? 'none kept yet' : `the kept one is ${created.replaced}`}; kept in ${where} for the next runs); MCP client configuration:\n`,
+);
 console.log(
   JSON.stringify(
     mcpServersEntry(`http://${config.HOST}:${config.PORT}`, Object.keys(NAMESPACE_FACTORIES), created.key),
