@@ -11,6 +11,8 @@ export interface ExecOptions {
   cwd?: string;
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Hears the output as it comes (progress), besides its being kept. */
+  onOutput?: (chunk: string) => void;
 }
 
 /**
@@ -30,8 +32,12 @@ export function execTool(
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const take = (chunk: Buffer) => {
+      chunks.push(chunk);
+      options.onOutput?.(chunk.toString('utf8'));
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
     let timedOut = false;
     const timer =
       options.timeoutMs === undefined

@@ -4,6 +4,7 @@ import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalKafkaError, quoteOutput, tailLines } from './errors.ts';
 import { execTool } from './exec.ts';
+import { FetchProgress } from './fetch-progress.ts';
 import { KAFKA_VERSION, LOG4J_VERSION, SCALA_VERSION } from './paths.ts';
 
 /** Maven can stall on a dead network for a long time; give up with a message instead. */
@@ -61,10 +62,11 @@ export async function ensureKafkaLibs(cacheDir: string, log: (line: string) => v
     await writeFile(join(work, 'pom.xml'), pom());
     log(`fetching Apache Kafka ${KAFKA_VERSION} jars from Maven Central into ${cacheDir} (first run only)`);
     const started = Date.now();
+    // Not -q: Maven's transfer lines are what the progress counts.
+    const progress = new FetchProgress(log);
     const result = await execTool(
       'mvn',
       [
-        '-q',
         '-B',
         '-f',
         join(work, 'pom.xml'),
@@ -74,8 +76,8 @@ export async function ensureKafkaLibs(cacheDir: string, log: (line: string) => v
         `-DoutputDirectory=${join(work, 'libs')}`,
         '-DincludeScope=runtime',
       ],
-      { cwd: work, timeoutMs: FETCH_TIMEOUT_MS },
-    );
+      { cwd: work, timeoutMs: FETCH_TIMEOUT_MS, onOutput: (chunk) => progress.take(chunk) },
+    ).finally(() => progress.finish());
     if ('missing' in result) {
       throw new LocalKafkaError(
         'MAVEN_MISSING',
