@@ -74,7 +74,7 @@ async function withKafkaIfNeeded(
   );
   if (kafkaFiles.length === 0) {
     console.log('[run] no selected test file uses test/support/kafka-env.ts: no Kafka for this run');
-    return tests(env);
+    return tests({ ...env, TEST_KAFKA_NOT_STARTED: '1' });
   }
   console.log(`[run] ${kafkaFiles.length} selected test files use Kafka: starting a private broker`);
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-gw-test-kafka-'));

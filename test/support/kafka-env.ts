@@ -22,6 +22,10 @@ export interface TestKafka {
 /** Inside a test file: the shared broker, or a clear failure when the file was run outside `npm test`. */
 export function testKafka(): TestKafka {
   const plaintext = process.env.TEST_KAFKA_PLAINTEXT;
+  if (!plaintext && process.env.TEST_KAFKA_NOT_STARTED)
+    throw new Error(
+      'npm test started no Kafka for this run: it starts one only for test files whose imports reach test/support/kafka-env.ts (test/support/test-needs.ts); import testKafka from there, not through a path the scan cannot follow',
+    );
   if (!plaintext)
     throw new Error('TEST_KAFKA_PLAINTEXT is not set: run tests through `npm test` (test/run.ts)');
   return {
