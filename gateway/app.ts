@@ -116,6 +116,7 @@ export function createApp({
           keyId: null,
           ownerId: null,
           clientAddress: head.clientAddress,
+          peerAddress: head.remoteAddress,
           seconds: 0,
           traceId: null,
         },
@@ -186,6 +187,7 @@ export function createApp({
         keyId: auth.apiKeyId,
         ownerId: auth.ownerId,
         clientAddress: context.head.clientAddress,
+        peerAddress: context.head.remoteAddress,
         seconds: (performance.now() - started) / 1000,
         traceId,
       };

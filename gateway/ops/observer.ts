@@ -18,7 +18,10 @@ export interface RequestRecord {
   status: number;
   keyId: string | null;
   ownerId: string | null;
+  /** Who sent the request (behind a trusted proxy, the forwarded client). */
   clientAddress: string;
+  /** The socket's peer: the proxy, when there is one. */
+  peerAddress: string;
   seconds: number;
   /** The request's trace (continued from `traceparent` or new) when tracing is on; else null. */
   traceId: string | null;

@@ -36,6 +36,8 @@ export function endRequestSpan(span: Span, record: RequestRecord, protocolVersio
     if (protocolVersion) span.setAttribute('mcp.protocol.version', protocolVersion.slice(0, 40));
     span.setAttribute('network.transport', 'tcp');
     span.setAttribute('client.address', record.clientAddress);
+    // The semantic conventions' pair: the client, and the hop that connected (a proxy).
+    span.setAttribute('network.peer.address', record.peerAddress);
     if (record.namespace) span.setAttribute('mcp.gateway.namespace', record.namespace);
     if (record.outcome !== 'ok') {
       span.setAttribute('error.type', record.errorCode ?? record.outcome);

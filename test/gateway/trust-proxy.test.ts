@@ -5,6 +5,7 @@
  * address on the same host) X-Forwarded-For is ignored, so it cannot be spoofed.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -12,8 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { clientAddressRule, parseTrustProxy } from '../../gateway/http/client-address.ts';
+import { ApiKeyStore } from '../../gateway/keys/store.ts';
+import { keyStorePath } from '../../gateway/server.ts';
 import { ENGINES, engineSkip } from '../support/engines.ts';
 import { type GatewayProcess, runGatewayToExit, startGatewayProcess } from '../support/gateway-process.ts';
+import { attributesOf, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.ts';
 
 const PROXY = '127.0.0.1';
 const STRANGER = '127.0.0.2';
@@ -129,11 +133,19 @@ for (const engine of ENGINES) {
     let dataDir: string;
     let auditPath: string;
     let gateway: GatewayProcess;
+    let receiver: OtlpReceiver;
+    let apiKey: string;
 
     before(async () => {
       dataDir = await mkdtemp(join(tmpdir(), 'trust-proxy-'));
       auditPath = join(dataDir, 'audit.log');
+      const keys = new ApiKeyStore(keyStorePath(dataDir));
+      apiKey = keys.create('behind the proxy').key;
+      keys.close();
+      receiver = await startOtlpReceiver();
       gateway = await startGatewayProcess({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
         DATA_DIR: dataDir,
         BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
         HTTP_ENGINE: engine,
@@ -146,7 +158,28 @@ for (const engine of ENGINES) {
 
     after(async () => {
       await gateway?.stop();
+      await receiver?.close();
       await rm(dataDir, { recursive: true, force: true });
+    });
+
+    test('the server span names the forwarded client and the proxy that connected', async () => {
+      const traceId = randomBytes(16).toString('hex');
+      const answer = await send(`${gateway.url}/memory/mcp`, PROXY, {
+        method: 'POST',
+        headers: {
+          'x-forwarded-for': '198.51.100.8',
+          'x-api-key': apiKey,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      assert.equal(answer.status, 200, answer.body);
+      const [span] = await receiver.waitFor((candidate) => candidate.traceId === traceId);
+      const attributes = attributesOf(span!);
+      assert.equal(attributes['client.address'], '198.51.100.8');
+      assert.equal(attributes['network.peer.address'], PROXY);
     });
 
     const refusedFrom = async (from: string, forwardedFor: string) => {
