@@ -66,8 +66,12 @@ async function backupAction(options: { to?: string; dataDir?: string }, command:
   );
 }
 
-async function restoreAction(options: { from: string; dataDir?: string; force?: boolean }): Promise<void> {
-  const dataDir = dataDirOf(options.dataDir);
+async function restoreAction(
+  options: { from: string; dataDir?: string; force?: boolean },
+  command: Command,
+): Promise<void> {
+  // --data-dir may stand before `restore` (the program's option) or after it (restore's own).
+  const dataDir = dataDirOf(options.dataDir ?? command.optsWithGlobals<{ dataDir?: string }>().dataDir);
   if (dataDir === null) return;
   try {
     const manifest = await restoreDataDir({
@@ -92,6 +96,9 @@ function backupProgram(): Command {
     .option('--data-dir <dir>', 'the stores to copy (default: DATA_DIR, else ./data)')
     .showHelpAfterError()
     .exitOverride()
+    // Without this the program's --data-dir takes the value written after `restore` too,
+    // and restore would fall back to DATA_DIR.
+    .enablePositionalOptions()
     .action(backupAction);
   program
     .command('restore')

@@ -150,6 +150,16 @@ test('a backup taken while the gateway writes restores into a fresh DATA_DIR tha
     const again = await backupCli(['restore', '--from', copy], fresh);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /already exist.*--force/);
+    // --data-dir names the target before or after `restore`, whatever DATA_DIR says (here
+    // the live stores, which a restore would refuse as in use).
+    for (const [n, args] of [
+      [1, ['restore', '--from', copy, '--data-dir', join(work, 'elsewhere-1')]],
+      [2, ['--data-dir', join(work, 'elsewhere-2'), 'restore', '--from', copy]],
+    ] as const) {
+      const placed = await backupCli([...args], live);
+      assert.equal(placed.code, 0, placed.stderr);
+      assert.ok(existsSync(join(work, `elsewhere-${n}`, 'api-keys.sqlite')), `restored into elsewhere-${n}`);
+    }
 
     restored = await startGatewayProcess({ ...env, DATA_DIR: fresh });
     const reader = await mcpClient(restored.url, consoleMade);
