@@ -4,7 +4,8 @@
  * arguments, so they run as a guard in front of each tool's handler, still before the
  * namespace sees anything.
  */
-import type { CompiledNamespace, NamespaceDefinition } from '../mcp/namespace.ts';
+import type { NamespaceDefinition } from '../mcp/model.ts';
+import type { CompiledNamespace } from '../mcp/namespace.ts';
 import { type CallerIdentity, ToolError } from '../mcp/tool.ts';
 import {
   authorizeArguments,

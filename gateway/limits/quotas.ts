@@ -5,7 +5,7 @@
  * processes see the same count; the poll cap counts in the process's shared table.
  */
 import type { QuotaTake } from '../accounts/model.ts';
-import type { NamespaceDefinition } from '../mcp/namespace.ts';
+import type { NamespaceDefinition } from '../mcp/model.ts';
 import { ToolError } from '../mcp/tool.ts';
 import type { LimitObserver } from './rate-gate.ts';
 import type { SharedLimitTable } from './shared-table.ts';

@@ -4,15 +4,9 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { NamespaceModel } from './namespace.ts';
+import type { NamespaceModel, ToolResult } from './model.ts';
 import { isObject, JSON_RPC } from './protocol.ts';
 import { type CallerIdentity, ToolError } from './tool.ts';
-
-/** A CallToolResult without era-specific fields; `text` is the structured output as JSON, or the error. */
-export type ToolResult =
-  | { isError: false; text: string; structured: unknown }
-  /** `code` is the ToolError's stable code (quota_exceeded, …), for metrics and the audit trail. */
-  | { isError: true; text: string; code?: string };
 
 export type CallOutcome =
   /** onWritten is set when the tool asked to hear whether its answer reached the caller. */

@@ -1,37 +1,8 @@
 import { z } from 'zod';
+import type { NamespaceDefinition, NamespaceModel } from './model.ts';
 import type { ToolDefinition } from './tool.ts';
 import { createLegacyWire, type LegacyWire } from './wire/legacy.ts';
 import { createModernWire, type ModernWire } from './wire/modern.ts';
-
-export interface NamespaceDefinition {
-  /** URL segment: served at /{name}/mcp. */
-  name: string;
-  title: string;
-  version: string;
-  instructions: string;
-  tools: ToolDefinition[];
-  /** Releases what the namespace holds (stores, pools); called once when the gateway stops. */
-  close?(): Promise<void>;
-}
-
-/** One tools/list entry, the same in every protocol era, serialized once. */
-export interface ListedTool {
-  name: string;
-  json: string;
-}
-
-/**
- * The era-neutral model of a namespace: what it is, its tools and their listed form. Both
- * wire encoders are built from this one description, so a namespace written once as a
- * NamespaceDefinition speaks every protocol era without code of its own.
- */
-export interface NamespaceModel {
-  definition: NamespaceDefinition;
-  tools: Map<string, ToolDefinition>;
-  /** In definition order, which is the order tools/list answers in. */
-  listed: ListedTool[];
-  serverInfo: { name: string; title: string; version: string };
-}
 
 export interface CompiledNamespace extends NamespaceModel {
   legacy: LegacyWire;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config.ts';
-import type { NamespaceDefinition } from '../mcp/namespace.ts';
+import type { NamespaceDefinition } from '../mcp/model.ts';
 import type { BrokerCalls } from './event/broker-calls.ts';
 import { createEventNamespace } from './event/index.ts';
 import { createGscNamespace } from './gsc/index.ts';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ToolResult } from '../../gateway/mcp/call-tool.ts';
+import type { ToolResult } from '../../gateway/mcp/model.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
 import { encodeLegacyToolResult } from '../../gateway/mcp/wire/legacy.ts';
 

@@ -3,8 +3,7 @@
  * hints. Its bytes are what clients of that era have always received from this gateway.
  */
 import type { HttpResponse } from '../../http/engine.ts';
-import type { ToolResult } from '../call-tool.ts';
-import type { NamespaceModel } from '../namespace.ts';
+import type { NamespaceModel, ToolResult } from '../model.ts';
 import { isLegacyVersion, isObject, type JsonRpcId, LATEST_LEGACY_VERSION } from '../protocol.ts';
 import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 

@@ -4,8 +4,7 @@
  * hints. Everything a request does not change is encoded once, here, at start.
  */
 import type { HttpResponse } from '../../http/engine.ts';
-import type { ToolResult } from '../call-tool.ts';
-import type { NamespaceModel } from '../namespace.ts';
+import type { NamespaceModel, ToolResult } from '../model.ts';
 import { type JsonRpcId, META, MODERN_PROTOCOL_VERSIONS } from '../protocol.ts';
 import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 

@@ -1,8 +1,8 @@
 import { isMainThread } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { NamespaceDefinition } from '../../mcp/namespace.ts';
+import type { GatewayConfig } from '../../config.ts';
+import type { NamespaceDefinition } from '../../mcp/model.ts';
 import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
-import type { NamespaceDependencies } from '../registry.ts';
 import { MEMORY_INSTRUCTIONS } from './descriptions.ts';
 import { Embedder } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
@@ -84,7 +84,18 @@ function fetchInBackground(dir: string, log: Logger): void {
     );
 }
 
-export function createMemoryNamespace({ config, env, log }: NamespaceDependencies): NamespaceDefinition {
+/**
+ * What the memory namespace is given: the registry hands every namespace the same
+ * dependencies, and this one uses these. Declared here, as each namespace does, so the
+ * namespace never imports the registry that mounts it.
+ */
+export interface MemoryNamespaceOptions {
+  config: GatewayConfig;
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
+}
+
+export function createMemoryNamespace({ config, env, log }: MemoryNamespaceOptions): NamespaceDefinition {
   const settings = loadMemorySettings(env);
   const memoryLog = log.child({ namespace: 'memory' });
   const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, settings.MEMORY_VECTOR_CACHE_MB);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { NamespaceDefinition } from '../../mcp/namespace.ts';
+import type { NamespaceDefinition } from '../../mcp/model.ts';
 import type { ToolDefinition } from '../../mcp/tool.ts';
 import { capabilitiesTool, requireReady } from '../../upstream/namespace-kit.ts';
 import { ProductHuntClient } from './client.ts';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { GitHubClient } from './github.ts';
 import type { ChatClient, ChatMessage, ToolCall } from './openai.ts';
 import { resolveSkill } from './resolve.ts';
-import { PROVIDERS, type SearchHit, type SkillSearch, searchHit } from './search.ts';
+import type { SkillSearch } from './search.ts';
+import { PROVIDERS, type SearchHit, searchHit } from './search-hit.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { NamespaceDefinition } from '../../mcp/namespace.ts';
+import type { NamespaceDefinition } from '../../mcp/model.ts';
 import { NAMESPACE_INSTRUCTIONS } from './descriptions.ts';
 import { SkillFinder } from './finder.ts';
 import { GitHubClient } from './github.ts';

@@ -4,37 +4,11 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../upstream/http.ts';
 import { CURATED_SKILLS, searchCurated } from './curated.ts';
 import type { GitHubClient } from './github.ts';
+import type { Provider, SearchHit } from './search-hit.ts';
 import type { SkillsSettings } from './settings.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
 import { formatSource, isCommitSha } from './source.ts';
 import { WebCandidates } from './web.ts';
-
-export const PROVIDERS = ['registry', 'github', 'curated', 'web'] as const;
-export type Provider = (typeof PROVIDERS)[number];
-
-export const searchHit = z.object({
-  name: z.string().describe('Skill name (folder name, or the registry’s id).'),
-  description: z.string().nullable().describe('Untrusted: written by the skill’s author or the index.'),
-  source: z.object({
-    owner: z.string(),
-    repo: z.string(),
-    path: z.string().nullable(),
-    ref: z.string().nullable(),
-  }),
-  get: z
-    .object({ source: z.string(), skill: z.string().optional() })
-    .describe('Arguments for skills_get / skills_download that fetch exactly this skill.'),
-  url: z.string(),
-  license: z.string().nullable(),
-  installs: z
-    .number()
-    .nullable()
-    .describe('Install count reported by the registry, when it is one of the sources.'),
-  repository_description: z.string().nullable(),
-  found_by: z.array(z.enum(PROVIDERS)),
-  score: z.number(),
-});
-export type SearchHit = z.output<typeof searchHit>;
 
 export interface SearchOutcome {
   results: SearchHit[];

@@ -4,7 +4,7 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../upstream/http.ts';
 import type { GitHubClient } from './github.ts';
 import { resolveSkill } from './resolve.ts';
-import type { SearchHit } from './search.ts';
+import type { SearchHit } from './search-hit.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
 import { formatSource, parseSource } from './source.ts';
 
