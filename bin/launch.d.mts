@@ -1,3 +1,4 @@
 export function satisfiesEngines(version: string, range: string): boolean;
 export function supportedNodeMessage(version: string, range: string): string;
-export function launch(entry: string): Promise<void>;
+export function checkServerArguments(args: string[], usage: string): void;
+export function launch(entry: string, serverUsage?: string): Promise<void>;

@@ -27,8 +27,25 @@ export function supportedNodeMessage(version, range) {
   return `Node ${version} is not supported. Supported: ${supported.join(', ')} (package.json engines). Run with one of those.`;
 }
 
-/** Checks the runtime and the build, then loads `dist/<entry>.js`. */
-export async function launch(entry) {
+/**
+ * A long-running process takes no arguments (its settings are environment variables):
+ * `--help` prints `usage` and exits 0, anything else prints it and exits 2, before
+ * anything is loaded or started.
+ */
+export function checkServerArguments(args, usage) {
+  if (args.length === 0) return;
+  const help = args.length === 1 && (args[0] === '--help' || args[0] === '-h');
+  if (!help) process.stderr.write(`error: unexpected argument ${JSON.stringify(args[0])}\n`);
+  (help ? process.stdout : process.stderr).write(`${usage}\n`);
+  process.exit(help ? 0 : 2);
+}
+
+/**
+ * Checks the runtime and the build, then loads `dist/<entry>.js`. With `serverUsage` the
+ * entry is a server: see checkServerArguments.
+ */
+export async function launch(entry, serverUsage) {
+  if (serverUsage !== undefined) checkServerArguments(process.argv.slice(2), serverUsage);
   const range = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines.node;
   if (!satisfiesEngines(process.versions.node, range)) {
     process.stderr.write(`${supportedNodeMessage(process.version, range)}\n`);

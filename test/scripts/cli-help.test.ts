@@ -86,3 +86,45 @@ test('unknown commands and options, a missing command or argument: exit 2 with t
     assert.equal(result.stdout, '');
   }
 });
+
+/** A shipped launcher run as operators run it, with the test's own DATA_DIR. */
+function launcher(name: string, args: string[]) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [join(root, 'bin', `${name}.mjs`), ...args],
+      { cwd: root, env: { ...process.env, DATA_DIR: dataDir }, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+test('every other launcher answers --help without starting anything, and refuses what it does not know', async () => {
+  for (const name of ['memory', 'backup', 'kafka']) {
+    const help = await launcher(name, ['--help']);
+    assert.equal(help.code, 0, `${name} --help: ${help.stderr}`);
+    assert.match(help.stdout, /usage/i);
+    const unknown = await launcher(name, ['no-such-command']);
+    assert.equal(unknown.code, 2, `${name} no-such-command exits 2`);
+    assert.match(unknown.stderr, /usage/i);
+  }
+  for (const name of ['memory']) {
+    for (const command of ['fetch-model', 'reembed']) {
+      const help = await launcher(name, [command, '--help']);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, new RegExp(`Usage: npm run memory -- ${command}`));
+      assert.match(help.stdout, /Exit codes:/);
+    }
+  }
+  // The servers take no arguments: --help describes them and exits before anything starts.
+  for (const name of ['gateway', 'broker-worker', 'start']) {
+    const help = await launcher(name, ['--help']);
+    assert.equal(help.code, 0, `${name} --help: ${help.stderr}`);
+    assert.match(help.stdout, new RegExp(`usage: node bin/${name}\\.mjs`));
+    assert.match(help.stdout, /docs\/configuration\.md/);
+    const unknown = await launcher(name, ['--port', '9']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unexpected argument "--port"[\s\S]*usage: node bin/);
+  }
+});

