@@ -98,7 +98,9 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
       throw new Error(`tools/list: ${result.non2xx} non-2xx, ${result.errors} errors`);
     await settle();
     const loaded = await sample(gateway, worker);
-    log(`after ${REQUESTS} tools/list: ${JSON.stringify(loaded)}`);
+    // Throughput beside memory: a heap setting that saves RSS must not cost request rate.
+    const requestsPerSecond = Math.round(result.requests.average);
+    log(`after ${REQUESTS} tools/list (${requestsPerSecond} req/s): ${JSON.stringify(loaded)}`);
 
     const memory = `${base}/memory/mcp`;
     await callTool(memory, key, 'memory_write', { content: 'The footprint bench wrote this memory.' });
@@ -114,7 +116,7 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
       measuredAt: new Date().toISOString(),
       unit: 'MiB (VmRSS)',
       idle,
-      afterRequests: { requests: REQUESTS, ...loaded, growth },
+      afterRequests: { requests: REQUESTS, requestsPerSecond, ...loaded, growth },
       afterFirstMemoryUse: afterMemory,
       targets: TARGETS,
       met: {

@@ -2,9 +2,9 @@
  * Routes IPC calls to the method implementations, and turns what they throw into errors
  * an agent can act on (recording broker failures for `status`).
  */
-import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { WorkerMethod } from '../shared/ipc/messages.ts';
-import { contextFrom } from '../shared/tracing.ts';
+import { contextFrom, otelApi } from '../shared/tracing.ts';
 import { BrokerClients } from './broker.ts';
 import { deadlineExceeded, MethodError } from './errors.ts';
 import { BrokerHealth } from './health.ts';
@@ -142,6 +142,7 @@ export class BrokerService {
    */
   private async traced<T>(method: WorkerMethod, call: CallContext, work: () => Promise<T>): Promise<T> {
     if (!this.tracer || !call.trace) return work();
+    const { context, SpanKind, SpanStatusCode, trace } = otelApi();
     const parent = contextFrom(call.trace);
     const span = this.tracer.startSpan(
       `broker-worker/${method}`,

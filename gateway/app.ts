@@ -1,5 +1,6 @@
-import { isSpanContextValid, type Tracer, trace, context as traceContext } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { otelApi } from '../shared/tracing.ts';
 import type { ApiKeyAuthenticator, AuthOutcome } from './auth/api-key-auth.ts';
 import { withCors } from './http/cors.ts';
 import type { HttpResponse, RequestContext, RequestHandler } from './http/engine.ts';
@@ -11,7 +12,7 @@ import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
 import { checkUnicode } from './mcp/unicode.ts';
 import { outcomeOfStatus, type RequestObserver } from './ops/observer.ts';
-import { endRequestSpan, startRequestSpan } from './ops/tracing.ts';
+import { endRequestSpan, startRequestSpan, withActiveSpan } from './ops/tracing.ts';
 import { createOriginPolicy } from './origin-policy.ts';
 
 export interface AppOptions {
@@ -158,7 +159,7 @@ export function createApp({
     const at = Date.now();
     const span = tracer ? startRequestSpan(tracer, context.head.headers) : undefined;
     const spanContext = span?.spanContext();
-    const traceId = spanContext && isSpanContextValid(spanContext) ? spanContext.traceId : null;
+    const traceId = spanContext && otelApi().isSpanContextValid(spanContext) ? spanContext.traceId : null;
     const started = performance.now();
     const note = emptyNote();
     // Refusals before the body is read know the call only from 2026-07-28 headers.
@@ -168,9 +169,7 @@ export function createApp({
     try {
       // The span is the active one while the call runs: the IPC link's child spans hang off it.
       const response = span
-        ? await traceContext.with(trace.setSpan(traceContext.active(), span), () =>
-            serveMcp(context, namespace, auth, note),
-          )
+        ? await withActiveSpan(span, () => serveMcp(context, namespace, auth, note))
         : await serveMcp(context, namespace, auth, note);
       status = response.status;
       return response;

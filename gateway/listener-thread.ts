@@ -13,13 +13,16 @@ import { loadGatewayConfig } from './config.ts';
 import { startGatewayInstance } from './instance.ts';
 import type { ThreadMessage } from './listener-threads.ts';
 import { createLogger } from './logger.ts';
-import { GatewayMetrics } from './ops/metrics.ts';
 
 const config = loadGatewayConfig();
 const log = createLogger(config.LOG_LEVEL, undefined, 'gateway', {
   pretty: Boolean((workerData as { prettyLogs?: boolean } | undefined)?.prettyLogs),
 }).child({ thread: threadId });
-const metrics = config.METRICS_PORT === undefined ? undefined : new GatewayMetrics({ processMetrics: false });
+// prom-client loads only when METRICS_PORT is set (as in main.ts).
+const metrics =
+  config.METRICS_PORT === undefined
+    ? undefined
+    : new (await import('./ops/metrics.ts')).GatewayMetrics({ processMetrics: false });
 const post = (message: ThreadMessage) => parentPort?.postMessage(message);
 const instance = await startGatewayInstance(config, log, {
   sharedPort: true,

@@ -4,9 +4,7 @@ import { type GatewayInstance, startGatewayInstance } from './instance.ts';
 import { type ListenerThreads, startListenerThreads } from './listener-threads.ts';
 import { createLogger, wantsPrettyLogs } from './logger.ts';
 import { AuditLog } from './ops/audit.ts';
-import { GatewayMetrics } from './ops/metrics.ts';
 import { type OpsListener, startOpsListener } from './ops/ops-server.ts';
-import { mergedMetrics } from './ops/scrape.ts';
 
 function configurationOrExit(): GatewayConfig {
   try {
@@ -22,8 +20,12 @@ const SCRAPE_PART_TIMEOUT_MS = 2000;
 
 const config = configurationOrExit();
 const log = createLogger(config.LOG_LEVEL);
+// prom-client (about 9 MiB of RSS) loads only when METRICS_PORT asks for a scrape endpoint.
 // Default process metrics live in this thread's registry only: they describe the whole process.
-const metrics = config.METRICS_PORT === undefined ? undefined : new GatewayMetrics({ processMetrics: true });
+const metrics =
+  config.METRICS_PORT === undefined
+    ? undefined
+    : new (await import('./ops/metrics.ts')).GatewayMetrics({ processMetrics: true });
 const audit = config.auditTarget ? new AuditLog(config.auditTarget) : undefined;
 const writeAudit = audit ? (line: string) => audit.write(line) : undefined;
 let instance: GatewayInstance;
@@ -50,6 +52,7 @@ try {
   }
   if (metrics && config.METRICS_PORT !== undefined) {
     const running = instance;
+    const { mergedMetrics } = await import('./ops/scrape.ts');
     ops = await startOpsListener(
       config.METRICS_HOST,
       config.METRICS_PORT,

@@ -1,6 +1,5 @@
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { type PublishResult, publishInput } from '../../shared/event/schemas.ts';
-import { currentCarrier, type TraceCarrier } from '../../shared/tracing.ts';
+import { currentCarrier, otelApi, type TraceCarrier, tracingStarted } from '../../shared/tracing.ts';
 import type { CallContext } from '../ipc/server.ts';
 import { type MethodContext, requireClients, resolveTopic } from './context.ts';
 import { parseParams } from './params.ts';
@@ -29,6 +28,9 @@ export async function publish(
       },
     );
 
+  // Tracing off here: no span can be active, and @opentelemetry/api stays unloaded.
+  if (!tracingStarted()) return send(withTraceContext(input.headers, call.trace));
+  const { context, SpanKind, SpanStatusCode, trace } = otelApi();
   const active = context.active();
   if (!trace.getSpan(active)) return send(withTraceContext(input.headers, call.trace));
   // Tracing on here: a PRODUCER span (messaging conventions) whose context the record carries.

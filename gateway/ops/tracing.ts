@@ -2,21 +2,21 @@
  * The gateway's server span per MCP request (the provider itself is set up by
  * shared/tracing.ts, for both processes).
  */
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-} from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
+import { otelApi } from '../../shared/tracing.ts';
 import type { RequestRecord } from './observer.ts';
 
 /** A server span for one MCP request, continuing an incoming `traceparent`. */
 export function startRequestSpan(tracer: Tracer, headers: Record<string, string>): Span {
+  const { context, propagation, ROOT_CONTEXT, SpanKind } = otelApi();
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   return tracer.startSpan('mcp', { kind: SpanKind.SERVER }, parent ?? context.active());
+}
+
+/** Runs `work` with `span` active, so what it starts (the IPC link's spans) hangs off it. */
+export function withActiveSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  const { context, trace } = otelApi();
+  return context.with(trace.setSpan(context.active(), span), work);
 }
 
 /**
@@ -41,7 +41,7 @@ export function endRequestSpan(span: Span, record: RequestRecord, protocolVersio
     if (record.namespace) span.setAttribute('mcp.gateway.namespace', record.namespace);
     if (record.outcome !== 'ok') {
       span.setAttribute('error.type', record.errorCode ?? record.outcome);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setStatus({ code: otelApi().SpanStatusCode.ERROR });
     }
   }
   span.end();
