@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { parseTrustProxy, type TrustedProxy } from './http/client-address.ts';
 import {
   BURST_FORM,
   LimitSyntaxError,
@@ -7,7 +6,8 @@ import {
   parseRate,
   type RatePolicy,
   ratePolicy,
-} from './limits/policy.ts';
+} from './core/key-limits.ts';
+import { parseTrustProxy, type TrustedProxy } from './http/client-address.ts';
 import { type AuditTarget, parseAuditTarget } from './ops/audit.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);

@@ -1,6 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { guardToolArguments, scopeAccess } from './accounts/access.ts';
 import { openStateStore, stateStorePath } from './accounts/open.ts';
 import { SignInService } from './accounts/sign-in.ts';
 import { createApp } from './app.ts';
@@ -17,6 +16,7 @@ import { RedisRateStore } from './limits/redis-store.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 import type { AccessHooks } from './mcp/access.ts';
 import { compileNamespace } from './mcp/namespace.ts';
+import { guardToolArguments, scopeAccess } from './mcp/scope-access.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
 import { mountNamespaces } from './namespaces/registry.ts';
 import { auditLine, isAudited } from './ops/audit.ts';

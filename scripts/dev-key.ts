@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StateStore } from '../gateway/accounts/model.ts';
-import { FULL_SCOPES } from '../gateway/accounts/scopes.ts';
 import { ApiKeyAuthenticator } from '../gateway/auth/api-key-auth.ts';
+import { FULL_SCOPES } from '../gateway/core/scopes.ts';
 
 export const DEV_KEY_FILE = 'dev-key.json';
 

@@ -3,19 +3,12 @@
  * (SQLite in DATA_DIR, or Postgres with DATABASE_URL).
  */
 import { type Command, Option } from 'commander';
-import {
-  action,
-  finishProgram,
-  loadConfig,
-  newProgram,
-  runProgram,
-  UsageProblem,
-  withStore,
-} from '../cli/program.ts';
+import { action, finishProgram, loadConfig, newProgram, runProgram, UsageProblem } from '../cli/program.ts';
 import type { StateStore } from './model.ts';
 import { normalizeEmail } from './model.ts';
 import { readPassword } from './password-input.ts';
 import { createUser, listUsers, resetPassword, setAdmin, setDisabled, unlockUser } from './user-commands.ts';
+import { withStore } from './with-store.ts';
 
 const JSON_HELP = 'print JSON instead of text';
 const PASSWORD_HELP =

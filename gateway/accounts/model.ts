@@ -2,8 +2,8 @@
  * The shapes every state adapter (SQLite, Postgres) stores and returns. Timestamps are ISO
  * strings in UTC on both adapters so the two compare and sort the same way.
  */
-import type { KeyLimits } from '../limits/policy.ts';
-import type { KeyScopes } from './scopes.ts';
+import type { KeyLimits, QuotaTake } from '../core/key-limits.ts';
+import type { KeyScopes } from '../core/scopes.ts';
 
 export interface Account {
   id: string;
@@ -76,12 +76,6 @@ export interface KeyPrincipal {
   limits: KeyLimits;
   /** Set when the secret presented is a rotated-out one: it is admitted until then. */
   graceUntil?: string;
-}
-
-/** One quota counter taken: ok false when the day's `limit` was already used up. */
-export interface QuotaTake {
-  ok: boolean;
-  used: number;
 }
 
 /** The account that owns keys minted on the server without --owner; it cannot sign in. */

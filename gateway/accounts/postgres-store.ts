@@ -3,8 +3,8 @@
  * several gateway hosts see the same keys, sign-ins and lockouts. Same columns and the
  * same ISO-string timestamps as the SQLite adapter, so both behave identically.
  */
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
-import type { KeyLimits } from '../limits/policy.ts';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../core/api-key.ts';
+import type { KeyLimits } from '../core/key-limits.ts';
 import { createPgPool, type PgPool, runPgMigrations, withPgTransaction } from '../store/index.ts';
 import {
   type Account,

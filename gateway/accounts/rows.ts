@@ -3,9 +3,9 @@
  * read and write the same columns the same way.
  */
 import { randomBytes } from 'node:crypto';
-import { parseStoredLimits } from '../limits/policy.ts';
+import { parseStoredLimits } from '../core/key-limits.ts';
+import { parseStoredScopes } from '../core/scopes.ts';
 import type { Account, AccountSecrets, ApiKeyRecord, KeyPrincipal } from './model.ts';
-import { parseStoredScopes } from './scopes.ts';
 
 /** Limits live beside scopes; usage counters are per key, UTC day and quota name. */
 export const LIMITS_V2 = `ALTER TABLE api_keys ADD COLUMN limits TEXT NOT NULL DEFAULT '{}';

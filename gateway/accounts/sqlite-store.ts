@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../keys/api-key.ts';
-import type { KeyLimits } from '../limits/policy.ts';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../core/api-key.ts';
+import type { KeyLimits } from '../core/key-limits.ts';
 import { openSqlite, runSqliteMigrations } from '../store/index.ts';
 import {
   type Account,

@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../accounts/model.ts';
-import type { KeyScopes } from '../accounts/scopes.ts';
-import { hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
-import type { KeyLimits } from '../limits/policy.ts';
+import { hashApiKey, isWellFormedApiKey } from '../core/api-key.ts';
+import type { KeyLimits } from '../core/key-limits.ts';
+import type { KeyScopes } from '../core/scopes.ts';
 import { BoundedTtlCache } from './bounded-cache.ts';
 
 export interface KeyLookup {

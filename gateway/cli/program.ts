@@ -4,8 +4,6 @@
  * says what to do, and the state store is opened only after the arguments were checked.
  */
 import { Command, CommanderError } from 'commander';
-import type { StateStore } from '../accounts/model.ts';
-import { openStateStore } from '../accounts/open.ts';
 import { ConfigError, type GatewayConfig, loadGatewayConfig } from '../config.ts';
 
 export const EXIT_CODES = `
@@ -64,21 +62,6 @@ export function loadConfig(): GatewayConfig {
     if (error instanceof ConfigError)
       throw new CliFailure(`${error.message}\nFix that setting and run again.`);
     throw error;
-  }
-}
-
-/** Opens the gateway's own store (Postgres with DATABASE_URL, else SQLite in DATA_DIR) for one command. */
-export async function withStore<T>(config: GatewayConfig, fn: (store: StateStore) => Promise<T>): Promise<T> {
-  const store = await openStateStore(config).catch((error: Error) => {
-    const where = config.DATABASE_URL
-      ? 'the Postgres database in DATABASE_URL'
-      : `DATA_DIR (${config.DATA_DIR})`;
-    throw new CliFailure(`could not open the state store in ${where}: ${error.message}`);
-  });
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
   }
 }
 

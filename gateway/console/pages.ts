@@ -1,7 +1,7 @@
 /** The console's pages. Every value is interpolated through html``, which escapes it. */
 import type { Account, ApiKeyRecord, CreatedApiKey } from '../accounts/model.ts';
-import { describeScopes } from '../accounts/scopes.ts';
-import { describeQuotas, describeRate, type KeyLimits } from '../limits/policy.ts';
+import { describeQuotas, describeRate, type KeyLimits } from '../core/key-limits.ts';
+import { describeScopes } from '../core/scopes.ts';
 import { type Html, html, notice } from './html.ts';
 
 export interface SignInView {

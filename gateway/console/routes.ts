@@ -7,8 +7,8 @@
 import type { Logger } from 'pino';
 import type { StateStore } from '../accounts/model.ts';
 import { hashPassword, passwordProblem } from '../accounts/passwords.ts';
-import { invalidPatterns, type KeyScopes, parsePatternField } from '../accounts/scopes.ts';
 import type { SignInService } from '../accounts/sign-in.ts';
+import { invalidPatterns, type KeyScopes, parsePatternField } from '../core/scopes.ts';
 import type { HttpResponse, RequestContext } from '../http/engine.ts';
 import { mcpServersEntry } from '../keys/client-config.ts';
 import { staticAsset } from './assets.ts';

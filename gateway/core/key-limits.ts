@@ -2,6 +2,8 @@
  * Per-key limits as stored with each key and as typed by operators: a request rate with a
  * burst, daily quotas and a cap on concurrent long polls. One parser serves the CLI and the
  * environment, so `--rate 20/s` and `RATE_LIMIT_DEFAULT=20/s` accept exactly the same forms.
+ * A key's own vocabulary, so it sits low: the store keeps these, the key check reads them, and
+ * the limiter and every MCP call carry them, none of them importing another to get it.
  */
 
 export type RateUnit = 's' | 'min';
@@ -22,6 +24,12 @@ export interface KeyLimits {
   maxPolls?: number;
   /** True when an operator lifted the rate limit for this key: no default applies either. */
   unlimited?: boolean;
+}
+
+/** One quota counter taken: ok false when the day's `limit` was already used up. */
+export interface QuotaTake {
+  ok: boolean;
+  used: number;
 }
 
 /** What the limiter enforces for one key: a GCRA/token bucket in microseconds. */

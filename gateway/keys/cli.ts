@@ -4,9 +4,10 @@
  * the store keeps only its hash.
  */
 import { type Command, Option } from 'commander';
-import { action, finishProgram, loadConfig, newProgram, runProgram, withStore } from '../cli/program.ts';
-import { BURST_FORM, MAX_POLLS_FORM, QUOTA_FORM, RATE_FORM } from '../limits/policy.ts';
-import { NAMESPACE_FACTORIES } from '../namespaces/registry.ts';
+import { withStore } from '../accounts/with-store.ts';
+import { action, finishProgram, loadConfig, newProgram, runProgram } from '../cli/program.ts';
+import { BURST_FORM, MAX_POLLS_FORM, QUOTA_FORM, RATE_FORM } from '../core/key-limits.ts';
+import { NAMESPACE_NAMES } from '../core/namespace-names.ts';
 import { checkUpdateFlags, listKeys, revokeKey, showKeyCommand, updateKey } from './commands.ts';
 import { type CreateOptions, createKey, expiryFrom, limitsFrom, scopesFrom } from './create-command.ts';
 import { parseGrace, pruneKeys, type RotateOptions, rotateKey } from './lifecycle-commands.ts';
@@ -28,10 +29,7 @@ function addCreate(program: Command): void {
     .description('create a key and print it once, with a ready setup for every MCP client')
     .requiredOption('--label <label>', 'what the key is for, shown in listings')
     .option('--owner <email>', 'owning account (created, without a password, if new; default: operator)')
-    .option(
-      '--namespaces <list>',
-      `comma-separated namespaces (${Object.keys(NAMESPACE_FACTORIES).join(', ')}; default: all)`,
-    )
+    .option('--namespaces <list>', `comma-separated namespaces (${NAMESPACE_NAMES.join(', ')}; default: all)`)
     .option('--read-only', 'only tools annotated read-only')
     .option('--publish <patterns>', 'event topics it may publish to, * as wildcard ("" for none; default: *)')
     .option('--consume <patterns>', 'event topics it may consume, * as wildcard ("" for none; default: *)')

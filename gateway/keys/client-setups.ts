@@ -2,8 +2,9 @@
  * Ready-to-paste client setups for a new (or rotated) key: one per MCP client people use,
  * each naming the real URL of every namespace the key may use and the key itself.
  */
-import type { KeyScopes } from '../accounts/scopes.ts';
-import { NAMESPACE_FACTORIES } from '../namespaces/registry.ts';
+
+import { NAMESPACE_NAMES } from '../core/namespace-names.ts';
+import type { KeyScopes } from '../core/scopes.ts';
 
 export const KEY_HEADER = 'X-API-Key';
 
@@ -24,13 +25,14 @@ export function gatewayBaseUrl(
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${settings.PORT}`;
 }
 
-/** The endpoint of every namespace the scopes allow, in registry order. */
+/** The endpoint of every namespace the scopes allow, in the order of NAMESPACE_NAMES (the registry's). */
 export function namespaceUrls(baseUrl: string, scopes: KeyScopes): NamespaceUrls {
   const all = scopes.namespaces.includes('*');
   return Object.fromEntries(
-    Object.keys(NAMESPACE_FACTORIES)
-      .filter((name) => all || scopes.namespaces.includes(name))
-      .map((name) => [name, `${baseUrl}/${name}/mcp`]),
+    NAMESPACE_NAMES.filter((name) => all || scopes.namespaces.includes(name)).map((name) => [
+      name,
+      `${baseUrl}/${name}/mcp`,
+    ]),
   );
 }
 

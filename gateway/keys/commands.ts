@@ -1,8 +1,8 @@
 /** `keys list`, `show`, `update` and `revoke`: reading and changing keys that exist. */
 import type { StateStore } from '../accounts/model.ts';
-import { describeScopes } from '../accounts/scopes.ts';
 import { CliFailure, UsageProblem } from '../cli/program.ts';
 import type { GatewayConfig } from '../config.ts';
+import { describeScopes } from '../core/scopes.ts';
 import { utcDay } from '../limits/quotas.ts';
 import { limitsFrom } from './create-command.ts';
 import { checkLimitSyntax, hasLimitFlags, type LimitFlags, limitColumns, showKey } from './limits-options.ts';

@@ -3,17 +3,17 @@
  * every namespace the key may use.
  */
 import type { CreatedApiKey, StateStore } from '../accounts/model.ts';
+import { UsageProblem } from '../cli/program.ts';
+import type { GatewayConfig } from '../config.ts';
+import { type KeyLimits, LimitSyntaxError } from '../core/key-limits.ts';
+import { isNamespaceName, NAMESPACE_NAMES } from '../core/namespace-names.ts';
 import {
   describeScopes,
   FULL_SCOPES,
   invalidPatterns,
   type KeyScopes,
   parsePatternField,
-} from '../accounts/scopes.ts';
-import { UsageProblem } from '../cli/program.ts';
-import type { GatewayConfig } from '../config.ts';
-import { type KeyLimits, LimitSyntaxError } from '../limits/policy.ts';
-import { NAMESPACE_FACTORIES } from '../namespaces/registry.ts';
+} from '../core/scopes.ts';
 import { mcpServersEntry } from './client-config.ts';
 import { clientSetups, gatewayBaseUrl, namespaceUrls, renderSetups } from './client-setups.ts';
 import { applyLimitFlags, type LimitFlags } from './limits-options.ts';
@@ -32,10 +32,10 @@ export interface CreateOptions extends LimitFlags {
 
 export function scopesFrom(options: CreateOptions): KeyScopes {
   const namespaces = options.namespaces === undefined ? ['*'] : parsePatternField(options.namespaces);
-  const unknown = namespaces.filter((name) => name !== '*' && !(name in NAMESPACE_FACTORIES));
+  const unknown = namespaces.filter((name) => name !== '*' && !isNamespaceName(name));
   if (unknown.length > 0) {
     throw new UsageProblem(
-      `--namespaces: no namespace named ${unknown.join(', ')}; choose from ${Object.keys(NAMESPACE_FACTORIES).join(', ')}`,
+      `--namespaces: no namespace named ${unknown.join(', ')}; choose from ${NAMESPACE_NAMES.join(', ')}`,
     );
   }
   const publishTopics = options.publish === undefined ? ['*'] : parsePatternField(options.publish);

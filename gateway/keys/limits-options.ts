@@ -14,9 +14,9 @@ import {
   parseQuotas,
   parseRate,
   type RatePolicy,
-} from '../limits/policy.ts';
+} from '../core/key-limits.ts';
+import { NAMESPACE_NAMES } from '../core/namespace-names.ts';
 import { nextUtcMidnight } from '../limits/quotas.ts';
-import { NAMESPACE_FACTORIES } from '../namespaces/registry.ts';
 
 export interface LimitFlags {
   rate?: string | undefined;
@@ -25,7 +25,7 @@ export interface LimitFlags {
   maxPolls?: string | undefined;
 }
 
-export const QUOTA_NAMES: readonly string[] = [...Object.keys(NAMESPACE_FACTORIES), ...METERED_TOOLS];
+export const QUOTA_NAMES: readonly string[] = [...NAMESPACE_NAMES, ...METERED_TOOLS];
 
 export function hasLimitFlags(flags: LimitFlags): boolean {
   return [flags.rate, flags.burst, flags.quota, flags.maxPolls].some((value) => value !== undefined);

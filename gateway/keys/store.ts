@@ -3,9 +3,9 @@
  * tests have always used. The gateway itself talks to the async StateStore interface.
  */
 import type { ApiKeyRecord, CreatedApiKey } from '../accounts/model.ts';
-import { FULL_SCOPES, type KeyScopes } from '../accounts/scopes.ts';
 import { SqliteStateStore } from '../accounts/sqlite-store.ts';
-import type { KeyLimits } from '../limits/policy.ts';
+import type { KeyLimits } from '../core/key-limits.ts';
+import { FULL_SCOPES, type KeyScopes } from '../core/scopes.ts';
 
 export type { ApiKeyRecord, CreatedApiKey } from '../accounts/model.ts';
 

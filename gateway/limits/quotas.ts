@@ -4,7 +4,7 @@
  * key is over. Quota counters live in the state store, so restarts and other gateway
  * processes see the same count; the poll cap counts in the process's shared table.
  */
-import type { QuotaTake } from '../accounts/model.ts';
+import type { QuotaTake } from '../core/key-limits.ts';
 import type { NamespaceDefinition } from '../mcp/model.ts';
 import { ToolError } from '../mcp/tool.ts';
 import type { LimitObserver } from './rate-gate.ts';

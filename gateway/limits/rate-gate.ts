@@ -5,10 +5,10 @@
  * falls back to the shared table (allow) or refuses with 503 (deny).
  */
 import type { Logger } from 'pino';
+import { effectivePolicy, formatRate, type KeyLimits, type RatePolicy } from '../core/key-limits.ts';
 import type { HttpResponse } from '../http/engine.ts';
 import { JSON_RPC } from '../mcp/protocol.ts';
 import { errorResponse } from '../mcp/wire/json-rpc.ts';
-import { effectivePolicy, formatRate, type KeyLimits, type RatePolicy } from './policy.ts';
 import type { RemoteRateStore } from './redis-store.ts';
 import type { SharedLimitTable, Verdict } from './shared-table.ts';
 

@@ -4,7 +4,7 @@
  * on the server, timed by the server's clock so hosts with skewed clocks still agree.
  */
 import { createHash } from 'node:crypto';
-import type { RatePolicy } from './policy.ts';
+import type { RatePolicy } from '../core/key-limits.ts';
 import { parseRedisUrl, RespClient, RespError, StoreUnavailableError } from './resp-client.ts';
 import type { Verdict } from './shared-table.ts';
 

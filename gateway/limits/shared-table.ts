@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isMainThread, workerData } from 'node:worker_threads';
-import type { RatePolicy } from './policy.ts';
+import type { RatePolicy } from '../core/key-limits.ts';
 
 /** Keys a process can track; a slot costs 20 bytes, so 65,536 keys take 1.3 MB. */
 const SLOTS = 65_536;

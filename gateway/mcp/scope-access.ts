@@ -2,11 +2,10 @@
  * Key scopes applied to MCP traffic. Namespace and read-only rules answer the gateway's
  * access hooks (before the body on 2026-07-28 requests); topic rules need the parsed
  * arguments, so they run as a guard in front of each tool's handler, still before the
- * namespace sees anything.
+ * namespace sees anything. It sits in mcp/, beside the hooks it answers (access.ts); the
+ * rules it applies are core/scopes.ts, which the store and the console read as well.
  */
-import type { NamespaceDefinition } from '../mcp/model.ts';
-import type { CompiledNamespace } from '../mcp/namespace.ts';
-import { type CallerIdentity, ToolError } from '../mcp/tool.ts';
+
 import {
   authorizeArguments,
   authorizeNamespace,
@@ -15,7 +14,10 @@ import {
   type KeyScopes,
   type ToolFacts,
   toolVisible,
-} from './scopes.ts';
+} from '../core/scopes.ts';
+import type { NamespaceDefinition } from './model.ts';
+import type { CompiledNamespace } from './namespace.ts';
+import { type CallerIdentity, ToolError } from './tool.ts';
 
 export interface CallFacts {
   namespace: string;

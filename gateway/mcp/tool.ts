@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { KeyScopes } from '../accounts/scopes.ts';
-import type { KeyLimits } from '../limits/policy.ts';
+import type { KeyLimits } from '../core/key-limits.ts';
+import type { KeyScopes } from '../core/scopes.ts';
 
 /** Who is calling, as established by the gateway; never taken from tool arguments. */
 export interface CallerIdentity {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config.ts';
+import type { NamespaceName } from '../core/namespace-names.ts';
 import type { NamespaceDefinition } from '../mcp/model.ts';
 import type { BrokerCalls } from './event/broker-calls.ts';
 import { createEventNamespace } from './event/index.ts';
@@ -23,9 +24,13 @@ export interface NamespaceDependencies {
 
 /**
  * One line per mounted namespace. A folder under gateway/namespaces/ that is not listed
- * here fails test/gateway/registry.test.ts, so nothing is written and forgotten.
+ * here fails test/gateway/registry.test.ts, so nothing is written and forgotten; keyed by
+ * NAMESPACE_NAMES, so a name without a factory, or a factory without a name, does not compile.
  */
-export const NAMESPACE_FACTORIES: Record<string, (deps: NamespaceDependencies) => NamespaceDefinition> = {
+export const NAMESPACE_FACTORIES: Record<
+  NamespaceName,
+  (deps: NamespaceDependencies) => NamespaceDefinition
+> = {
   event: (deps) => createEventNamespace(deps),
   gsc: (deps) => createGscNamespace(deps),
   memory: (deps) => createMemoryNamespace(deps),

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { StateStore } from '../../gateway/accounts/model.ts';
 import { openStateStore } from '../../gateway/accounts/open.ts';
-import { FULL_SCOPES } from '../../gateway/accounts/scopes.ts';
 import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
-import { hashApiKey } from '../../gateway/keys/api-key.ts';
+import { hashApiKey } from '../../gateway/core/api-key.ts';
+import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
 
 let postgres: TestPostgres;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { FULL_SCOPES, type KeyScopes } from '../../gateway/accounts/scopes.ts';
+import { FULL_SCOPES, type KeyScopes } from '../../gateway/core/scopes.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gw: TestGateway;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { guardToolArguments, scopeAccess } from '../../gateway/accounts/access.ts';
 import {
   authorizeArguments,
   authorizeTool,
@@ -9,8 +8,9 @@ import {
   type KeyScopes,
   parseStoredScopes,
   topicMatches,
-} from '../../gateway/accounts/scopes.ts';
+} from '../../gateway/core/scopes.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
+import { guardToolArguments, scopeAccess } from '../../gateway/mcp/scope-access.ts';
 import { defineTool, ToolError } from '../../gateway/mcp/tool.ts';
 
 const limited: KeyScopes = {

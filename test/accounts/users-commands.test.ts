@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { StateStore } from '../../gateway/accounts/model.ts';
 import { openStateStore } from '../../gateway/accounts/open.ts';
 import { SignInService } from '../../gateway/accounts/sign-in.ts';
-import { hashApiKey } from '../../gateway/keys/api-key.ts';
+import { hashApiKey } from '../../gateway/core/api-key.ts';
 import { runCli } from '../support/cli.ts';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
 

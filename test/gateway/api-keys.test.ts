@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { FULL_SCOPES } from '../../gateway/accounts/scopes.ts';
 import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
-import { hashApiKey } from '../../gateway/keys/api-key.ts';
+import { hashApiKey } from '../../gateway/core/api-key.ts';
+import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
 
 const run = promisify(execFile);

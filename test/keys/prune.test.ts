@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openStateStore } from '../../gateway/accounts/open.ts';
-import { FULL_SCOPES } from '../../gateway/accounts/scopes.ts';
+import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { runCli } from '../support/cli.ts';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
 

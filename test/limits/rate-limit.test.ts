@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ConfigError, loadGatewayConfig } from '../../gateway/config.ts';
-import type { KeyLimits } from '../../gateway/limits/policy.ts';
+import type { KeyLimits } from '../../gateway/core/key-limits.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import {
   contractEmbeddingsEnv,

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startValkey, type ValkeyServer } from '../../dev/valkey/valkey.ts';
+import type { KeyLimits } from '../../gateway/core/key-limits.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import type { KeyLimits } from '../../gateway/limits/policy.ts';
 import { keyStorePath } from '../../gateway/server.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
 
