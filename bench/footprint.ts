@@ -6,7 +6,7 @@
  * one memory_search, which load the embedder). Targets from issue 25 are printed beside.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -28,15 +28,29 @@ interface Sample {
   tree: number;
 }
 
-function startProcfileLine(script: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [script], {
+/** The Procfile's command for `name` (`node [flags] script`), so the bench runs what it says. */
+async function procfileArgs(name: string): Promise<string[]> {
+  const text = await readFile(join(benchRoot, 'Procfile'), 'utf8');
+  const line = text.split('\n').find((entry) => entry.startsWith(`${name}:`));
+  if (!line) throw new Error(`Procfile has no ${name} line`);
+  const [node, ...args] = line
+    .slice(name.length + 1)
+    .trim()
+    .split(/\s+/);
+  if (node !== 'node') throw new Error(`Procfile ${name}: expected "node ...", got "${node}"`);
+  return args;
+}
+
+async function startProcfileLine(name: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const script = await procfileArgs(name);
+  const child = spawn(process.execPath, script, {
     cwd: benchRoot,
     env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
     child.on('message', (message) => message === 'ready' && resolve(child));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before it was ready`)));
   });
 }
 
@@ -49,7 +63,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 export async function runFootprintSection(log: (line: string) => void): Promise<void> {
   log(
-    'footprint: starting a local Kafka and the Procfile tree (node bin/broker-worker.mjs, node bin/gateway.mjs)',
+    'footprint: starting a local Kafka and the Procfile tree (its broker-worker and gateway lines)',
   );
   const broker = await startPrivateKafka(0);
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-footprint-'));
@@ -72,9 +86,9 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
       BROKER_BOOTSTRAP_SERVERS: broker.kafka.plaintext,
       BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
     };
-    const worker = await startProcfileLine('bin/broker-worker.mjs', env);
+    const worker = await startProcfileLine('broker-worker', env);
     children.push(worker);
-    const gateway = await startProcfileLine('bin/gateway.mjs', env);
+    const gateway = await startProcfileLine('gateway', env);
     children.push(gateway);
     const base = `http://127.0.0.1:${env.PORT}`;
 

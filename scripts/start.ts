@@ -47,8 +47,14 @@ function child(name: Supervised['name'], entry: string): Supervised {
  * plain node; from sources (tests, development) they run under tsx like this file.
  */
 const compiled = import.meta.url.endsWith('.js');
+/** Node flags per entry, as the Procfile gives them (docs/performance.md, Footprint). */
+const NODE_FLAGS: Record<string, string[]> = { 'gateway/main.ts': ['--max-semi-space-size=1'] };
+
 function entryArgs(entry: string): string[] {
-  return compiled ? [join(root, 'dist', entry.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', entry];
+  const flags = NODE_FLAGS[entry] ?? [];
+  return compiled
+    ? [...flags, join(root, 'dist', entry.replace(/\.ts$/, '.js'))]
+    : [...flags, '--import', 'tsx', entry];
 }
 
 function launch(target: Supervised): void {
