@@ -12,19 +12,12 @@ import { type Browser, chromium } from 'playwright-core';
 import { chromiumPath } from '../support/chromium.ts';
 import { ConsoleClient } from '../support/console-client.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { freePort } from '../support/harness.ts';
 
 let providerServer: Server;
 let issuer: string;
 let gw: TestGateway;
 let browser: Browser;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 before(async () => {
   const gatewayPort = await freePort();

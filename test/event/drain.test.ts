@@ -11,20 +11,17 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
 import { createTopic, groupOffsets, produce, uniqueName } from '../broker-worker/support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from '../broker-worker/support/worker-process.ts';
 import { type ConsumeData, callTool } from '../support/event-stack.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
+import { mintKey, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
 let worker: WorkerProcess;
 let dataDir: string;
 let apiKey: string;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 before(async () => {
   worker = await startWorker({
@@ -35,12 +32,7 @@ before(async () => {
     BROKER_CONSUME_LINGER_MS: '30000',
   });
   dataDir = await mkdtemp(join(tmpdir(), 'mcp-drain-'));
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  try {
-    apiKey = store.create('drain', 'test').key;
-  } finally {
-    store.close();
-  }
+  apiKey = mintKey(dataDir, 'drain', 'test').key;
 });
 after(async () => {
   await worker.stop();
@@ -57,15 +49,6 @@ async function mcp(url: string): Promise<Client> {
   return client;
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(100);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 test('SIGTERM during a long poll answers it with the messages it holds, committed after the answer', {
   timeout: 180_000,
 }, async () => {
@@ -77,15 +60,18 @@ test('SIGTERM during a long poll answers it with the messages it holds, committe
   try {
     const client = await mcp(gw.url);
     // The group is joined before anything waits, so the poll below holds messages rather than a join.
-    await eventually('the group to join', async () => {
-      const joined = await callTool<ConsumeData & { joining?: boolean }>(client, 'event_consume', {
-        topic,
-        group,
-        timeout_ms: 1000,
-      });
-      assert.equal(joined.isError, false, joined.text);
-      return joined.data.joining === true ? undefined : true;
-    });
+    await waitFor(
+      async () => {
+        const joined = await callTool<ConsumeData & { joining?: boolean }>(client, 'event_consume', {
+          topic,
+          group,
+          timeout_ms: 1000,
+        });
+        assert.equal(joined.isError, false, joined.text);
+        return joined.data.joining === true ? undefined : true;
+      },
+      { what: 'the group to join', timeoutMs: 60_000, intervalMs: 100 },
+    );
     await produce(kafka.plaintext, topic, [{ value: 'one' }, { value: 'two' }, { value: 'three' }]);
     const poll = callTool<ConsumeData & { hint?: string }>(client, 'event_consume', {
       topic,
@@ -94,10 +80,13 @@ test('SIGTERM during a long poll answers it with the messages it holds, committe
       timeout_ms: 30_000,
     });
     // The worker has fetched the three and the poll is waiting for more (linger 30 s).
-    await eventually('the messages to be buffered for the poll', async () => {
-      const status = await ipc.call('status', {}, { timeoutMs: 5000 });
-      return status.bufferedMessages >= 3 ? true : undefined;
-    });
+    await waitFor(
+      async () => {
+        const status = await ipc.call('status', {}, { timeoutMs: 5000 });
+        return status.bufferedMessages >= 3 ? true : undefined;
+      },
+      { what: 'the messages to be buffered for the poll', timeoutMs: 60_000, intervalMs: 100 },
+    );
 
     const exitCode = await gw.stop();
     const answered = await poll;

@@ -1,29 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
+import { freePort, mintKey, waitFor } from '../support/harness.ts';
 
 const root = join(import.meta.dirname, '../..');
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 test('GATEWAY_THREADS=3 serves one port from three uWS threads and stops cleanly on SIGTERM', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-threads-'));
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  const { key } = store.create('threads');
-  store.close();
+  const { key } = mintKey(dataDir, 'threads');
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts'], {
     cwd: root,
@@ -39,9 +26,10 @@ test('GATEWAY_THREADS=3 serves one port from three uWS threads and stops cleanly
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
-    for (let waited = 0; !output.includes('listener threads') && waited < 30_000; waited += 100) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(() => output.includes('listener threads'), {
+      what: () => `the gateway to log its listener threads; it printed:\n${output}`,
+      timeoutMs: 30_000,
+    });
     assert.match(output, /serving from 3 listener threads/);
     const listening = output.split('\n').filter((line) => line.includes('"gateway listening'));
     assert.equal(listening.length, 3, output);

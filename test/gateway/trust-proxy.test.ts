@@ -13,10 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { clientAddressRule, parseTrustProxy } from '../../gateway/http/client-address.ts';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
 import { ENGINES, engineSkip } from '../support/engines.ts';
 import { type GatewayProcess, runGatewayToExit, startGatewayProcess } from '../support/gateway-process.ts';
+import { mintKey, waitFor } from '../support/harness.ts';
 import { attributesOf, type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.ts';
 
 const PROXY = '127.0.0.1';
@@ -58,16 +57,6 @@ function send(
     req.on('error', reject);
     req.end(options.body);
   });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, limitMs = 15_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** A sign-in attempt with a wrong password, as a browser makes it: the form first, for its CSRF cookie. */
@@ -139,9 +128,7 @@ for (const engine of ENGINES) {
     before(async () => {
       dataDir = await mkdtemp(join(tmpdir(), 'trust-proxy-'));
       auditPath = join(dataDir, 'audit.log');
-      const keys = new ApiKeyStore(keyStorePath(dataDir));
-      apiKey = keys.create('behind the proxy').key;
-      keys.close();
+      apiKey = mintKey(dataDir, 'behind the proxy').key;
       receiver = await startOtlpReceiver();
       gateway = await startGatewayProcess({
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
@@ -194,11 +181,14 @@ for (const engine of ENGINES) {
         body: '{}',
       });
       assert.equal(answer.status, 401);
-      return until(`the audit line of ${marker}`, async () => {
-        const text = await readFile(auditPath, 'utf8').catch(() => '');
-        const line = text.split('\n').find((candidate) => candidate.includes(marker));
-        return line ? (JSON.parse(line) as { clientAddress: string }) : undefined;
-      });
+      return waitFor(
+        async () => {
+          const text = await readFile(auditPath, 'utf8').catch(() => '');
+          const line = text.split('\n').find((candidate) => candidate.includes(marker));
+          return line ? (JSON.parse(line) as { clientAddress: string }) : undefined;
+        },
+        { what: `the audit line of ${marker}`, timeoutMs: 15_000 },
+      );
     };
 
     test("a trusted proxy's forwarded client is the audit trail's clientAddress", async () => {
@@ -221,10 +211,13 @@ for (const engine of ENGINES) {
       assert.equal(await failSignIn(gateway.url, STRANGER, '198.51.100.3'), 401);
       assert.equal(await failSignIn(gateway.url, STRANGER, '198.51.100.4'), 401);
       assert.equal(await failSignIn(gateway.url, STRANGER, '198.51.100.5'), 429);
-      const logged = await until('the refused sign-in log lines', async () => {
-        const lines = gateway.lines.filter((line) => line.includes('console sign-in refused'));
-        return lines.length >= 7 ? lines : undefined;
-      });
+      const logged = await waitFor(
+        async () => {
+          const lines = gateway.lines.filter((line) => line.includes('console sign-in refused'));
+          return lines.length >= 7 ? lines : undefined;
+        },
+        { what: 'the refused sign-in log lines', timeoutMs: 15_000 },
+      );
       assert.ok(
         logged.some((line) => line.includes('"remote":"198.51.100.2"')),
         logged.join('\n'),

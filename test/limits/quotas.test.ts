@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createTopic, produce, uniqueName } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, startEventStack } from '../support/event-stack.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import {
   contractEmbeddingsEnv,
@@ -130,11 +131,18 @@ test('--max-polls: one poll more than the cap is a too_many_polls tool error; th
     }
     assert.match(text, /^\[too_many_polls\] Key key_\S+ already has 1 event_consume call waiting/);
     // A message ends the long poll, which frees the place.
-    for (let tries = 0; tries < 50; tries++) {
-      await produce(kafka.plaintext, topic, [{ value: `wake-${tries}` }]);
-      const outcome = await Promise.race([holding, new Promise((resolve) => setTimeout(resolve, 500))]);
-      if (outcome) break;
-    }
+    let settled = false;
+    void holding.finally(() => {
+      settled = true;
+    });
+    let tries = 0;
+    await waitFor(
+      async () => {
+        if (!settled) await produce(kafka.plaintext, topic, [{ value: `wake-${tries++}` }]);
+        return settled;
+      },
+      { what: 'a produced message to end the long poll', timeoutMs: 25_000, intervalMs: 100 },
+    );
     const ended = await holding;
     assert.equal(ended.isError, false, ended.text);
     assert.ok(ended.data.count >= 1);

@@ -5,23 +5,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
+import { freePort, mintKey, waitFor } from '../support/harness.ts';
 
 const root = join(import.meta.dirname, '../..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function keysCli(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -36,13 +25,11 @@ function keysCli(dataDir: string, args: string[]): Promise<{ code: number; stdou
 
 test('three listener threads hold a key to its budget together, not three times over', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-limit-threads-'));
-  const store = new ApiKeyStore(keyStorePath(dataDir));
   const budget = 60;
   // Per minute: at most one more request refills during the run, so the count is near exact.
-  const { key } = store.create('threads', null, {
+  const { key } = mintKey(dataDir, 'threads', null, {
     limits: { rate: { count: 1, per: 'min' }, burst: budget },
   });
-  store.close();
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts'], {
     cwd: root,
@@ -58,9 +45,10 @@ test('three listener threads hold a key to its budget together, not three times 
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
-    for (let waited = 0; !output.includes('listener threads') && waited < 30_000; waited += 100) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(() => output.includes('listener threads'), {
+      what: () => `the gateway to log its listener threads; it printed:\n${output}`,
+      timeoutMs: 30_000,
+    });
     assert.match(output, /serving from 3 listener threads/);
     // A new connection per request, many at once, so the kernel spreads them over the threads.
     const statuses = await Promise.all(

@@ -7,38 +7,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rename, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
 import { startWorker } from '../broker-worker/support/worker-process.ts';
 import { callTool } from '../support/event-stack.ts';
 import { runGatewayToExit, startGatewayProcess } from '../support/gateway-process.ts';
+import { freePort, mintKey, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { labelValues, parsePrometheus, total } from '../support/prometheus-text.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, limitMs = 30_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 function rpc(url: string, key: string | null, method: string, params?: unknown): Promise<Response> {
   return fetch(url, {
@@ -67,12 +46,10 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
   const kafka = testKafka();
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-ops-'));
   const auditPath = join(dataDir, 'audit', 'audit.log');
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  const plain = store.create('fleet', 'ops@example.com');
-  const limited = store.create('limited', null, {
+  const plain = mintKey(dataDir, 'fleet', 'ops@example.com');
+  const limited = mintKey(dataDir, 'limited', null, {
     limits: { rate: { count: 1, per: 'min' }, burst: 2, quotas: { event: 1 } },
   });
-  store.close();
   const workerEnv = {
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
@@ -90,8 +67,9 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
     AUDIT_LOG: `file:${auditPath}`,
   });
   try {
-    const opsLine = await until('the ops listener', async () =>
-      gateway.lines.find((line) => line.includes('ops listener on http://')),
+    const opsLine = await waitFor(
+      async () => gateway.lines.find((line) => line.includes('ops listener on http://')),
+      { what: 'the ops listener', timeoutMs: 30_000, intervalMs: 50 },
     );
     const opsUrl = `http://127.0.0.1:${opsLine.match(/ops listener on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`;
     const topic = `ops-${randomUUID()}`;
@@ -178,16 +156,21 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
     assert.equal(ready.status, 200, JSON.stringify(ready.body));
     assert.deepEqual(Object.keys(ready.body.checks).sort(), ['broker_worker', 'state_store']);
     await worker.stop();
-    const down = await until('readiness to fail', async () => {
-      const answer = await readyz(opsUrl);
-      return answer.status === 503 ? answer : undefined;
-    });
+    const down = await waitFor(
+      async () => {
+        const answer = await readyz(opsUrl);
+        return answer.status === 503 ? answer : undefined;
+      },
+      { what: 'readiness to fail', timeoutMs: 30_000, intervalMs: 50 },
+    );
     assert.equal(down.body.checks.broker_worker?.ok, false);
     assert.equal(down.body.checks.state_store?.ok, true);
     worker = await startWorker(workerEnv, { address: worker.address });
-    await until('readiness to return', async () =>
-      (await readyz(opsUrl)).status === 200 ? true : undefined,
-    );
+    await waitFor(async () => ((await readyz(opsUrl)).status === 200 ? true : undefined), {
+      what: 'readiness to return',
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
 
     const lines = (await readFile(auditPath, 'utf8')).trim().split('\n');
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -224,11 +207,17 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
     // logrotate: move the file away, SIGHUP, and the next line starts a new file at the path.
     await rename(auditPath, `${auditPath}.1`);
     gateway.child.kill('SIGHUP');
-    await until('a reopened audit file', async () => {
-      await rpc(`${gateway.url}/event/mcp`, plain.key, 'tools/call', { name: 'event_topics', arguments: {} });
-      const fresh = await readFile(auditPath, 'utf8').catch(() => '');
-      return fresh.includes('event_topics') ? true : undefined;
-    });
+    await waitFor(
+      async () => {
+        await rpc(`${gateway.url}/event/mcp`, plain.key, 'tools/call', {
+          name: 'event_topics',
+          arguments: {},
+        });
+        const fresh = await readFile(auditPath, 'utf8').catch(() => '');
+        return fresh.includes('event_topics') ? true : undefined;
+      },
+      { what: 'a reopened audit file', timeoutMs: 30_000, intervalMs: 50 },
+    );
     // The last line written before a stop is on disk once the gateway has exited.
     await rpc(`${gateway.url}/event/mcp`, plain.key, 'tools/call', {
       name: 'event_capabilities',

@@ -3,13 +3,13 @@
  * goes away mid-test, and with the gateway draining.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { startValkey } from '../../dev/valkey/valkey.ts';
 import { createLogger } from '../../gateway/logger.ts';
 import { startOpsListener } from '../../gateway/ops/ops-server.ts';
 import { clientFor, startWorker } from '../broker-worker/support/worker-process.ts';
 import { startTestGateway } from '../support/gateway.ts';
+import { freePort, waitFor } from '../support/harness.ts';
 import { startTestPostgres } from '../support/postgres.ts';
 
 interface Readiness {
@@ -21,23 +21,6 @@ interface Readiness {
 async function readyz(url: string): Promise<{ status: number; body: Readiness }> {
   const response = await fetch(`${url}/readyz`);
   return { status: response.status, body: (await response.json()) as Readiness };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function until(what: string, probe: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 test('readiness fails when the Postgres state store goes away, and while draining', async () => {
@@ -58,7 +41,10 @@ test('readiness fails when the Postgres state store goes away, and while drainin
   const url = `http://127.0.0.1:${ops.port}`;
   let postgresOpen = true;
   try {
-    await until('the worker link', async () => (await readyz(url)).status === 200);
+    await waitFor(async () => (await readyz(url)).status === 200, {
+      what: 'the worker link',
+      timeoutMs: 30_000,
+    });
     const ready = await readyz(url);
     assert.deepEqual(ready.body, {
       ready: true,
@@ -68,7 +54,10 @@ test('readiness fails when the Postgres state store goes away, and while drainin
 
     await postgres.close();
     postgresOpen = false;
-    await until('the state store check to fail', async () => (await readyz(url)).status === 503);
+    await waitFor(async () => (await readyz(url)).status === 503, {
+      what: 'the state store check to fail',
+      timeoutMs: 30_000,
+    });
     const failed = await readyz(url);
     assert.equal(failed.body.ready, false);
     assert.equal(failed.body.checks.state_store?.ok, false);
@@ -99,7 +88,10 @@ test('a draining gateway is not ready, with the same JSON naming every check', a
   );
   const url = `http://127.0.0.1:${ops.port}`;
   try {
-    await until('the worker link', async () => (await readyz(url)).status === 200);
+    await waitFor(async () => (await readyz(url)).status === 200, {
+      what: 'the worker link',
+      timeoutMs: 30_000,
+    });
     assert.equal(await gw.gateway.drain(5_000), true);
     const draining = await readyz(url);
     assert.equal(draining.status, 503);
@@ -133,17 +125,26 @@ test('with RATE_LIMIT_REDIS_URL, readiness names Redis and follows it going away
   );
   const url = `http://127.0.0.1:${ops.port}`;
   try {
-    await until('every check to pass', async () => (await readyz(url)).status === 200);
+    await waitFor(async () => (await readyz(url)).status === 200, {
+      what: 'every check to pass',
+      timeoutMs: 30_000,
+    });
     assert.deepEqual(Object.keys((await readyz(url)).body.checks).sort(), [
       'broker_worker',
       'redis',
       'state_store',
     ]);
     await valkey.stop();
-    await until('the Redis check to fail', async () => (await readyz(url)).body.checks.redis?.ok === false);
+    await waitFor(async () => (await readyz(url)).body.checks.redis?.ok === false, {
+      what: 'the Redis check to fail',
+      timeoutMs: 30_000,
+    });
     assert.equal((await readyz(url)).status, 503);
     valkey = await startValkey(port);
-    await until('Redis to be seen again', async () => (await readyz(url)).status === 200);
+    await waitFor(async () => (await readyz(url)).status === 200, {
+      what: 'Redis to be seen again',
+      timeoutMs: 30_000,
+    });
   } finally {
     await ops.close();
     await gw.close();

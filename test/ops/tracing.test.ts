@@ -11,11 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
 import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
 import { startWorker } from '../broker-worker/support/worker-process.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
+import { mintKey, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { attributesOf, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver.ts';
 
@@ -23,9 +22,7 @@ test('a server span per MCP request continues traceparent and reaches an OTLP/HT
   const receiver = await startOtlpReceiver();
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-trace-'));
   const auditPath = join(dataDir, 'audit.log');
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  const { key } = store.create('traced');
-  store.close();
+  const { key } = mintKey(dataDir, 'traced');
   const gateway = await startGatewayProcess({
     DATA_DIR: dataDir,
     BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
@@ -67,12 +64,15 @@ test('a server span per MCP request continues traceparent and reaches an OTLP/HT
     assert.equal(attributes['gen_ai.tool.name'], 'event_capabilities');
     assert.equal(attributes['gen_ai.operation.name'], 'execute_tool');
 
-    let line: { tool: string; traceId: string | null } | undefined;
-    for (const deadline = Date.now() + 30_000; !line && Date.now() < deadline; ) {
-      const text = (await readFile(auditPath, 'utf8').catch(() => '')).trim();
-      line = text ? (JSON.parse(text.split('\n').at(-1)!) as typeof line) : undefined;
-      if (!line) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const line = await waitFor(
+      async () => {
+        const text = (await readFile(auditPath, 'utf8').catch(() => '')).trim();
+        return text
+          ? (JSON.parse(text.split('\n').at(-1)!) as { tool: string; traceId: string | null })
+          : undefined;
+      },
+      { what: 'a line in the audit file', timeoutMs: 30_000 },
+    );
     assert.equal(line?.tool, 'event_capabilities');
     assert.equal(line?.traceId, traceId);
   } finally {
@@ -92,9 +92,7 @@ test('spans cross the IPC link into the broker worker, and the produced record c
     ...otel,
   });
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-trace-ipc-'));
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  const { key } = store.create('traced');
-  store.close();
+  const { key } = mintKey(dataDir, 'traced');
   const gateway = await startGatewayProcess({ DATA_DIR: dataDir, BROKER_WORKERS: worker.address, ...otel });
   const topic = uniqueName('traced');
   try {

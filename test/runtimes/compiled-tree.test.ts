@@ -11,9 +11,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
-import { freePort, waitUntil } from '../scripts/support/processes.ts';
+import { freePort, mintKey, waitFor } from '../support/harness.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 let dataDir: string;
@@ -44,12 +42,7 @@ function ready(child: ChildProcess, name: string): Promise<void> {
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'compiled-tree-'));
   port = await freePort();
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  try {
-    apiKey = store.create('compiled', 'test').key;
-  } finally {
-    store.close();
-  }
+  apiKey = mintKey(dataDir, 'compiled', 'test').key;
 });
 after(async () => {
   for (const child of children) child.kill('SIGKILL');
@@ -82,18 +75,21 @@ test(`the compiled gateway and broker worker start on Node ${process.versions.no
   }
 
   for (const namespace of ['event', 'gsc', 'memory', 'producthunt', 'skills']) {
-    const body = await waitUntil(`tools/list on /${namespace}/mcp`, async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/${namespace}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'x-api-key': apiKey,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
-      return res.ok ? ((await res.json()) as { result: { tools: { name: string }[] } }) : undefined;
-    });
+    const body = await waitFor(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/${namespace}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'x-api-key': apiKey,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+        });
+        return res.ok ? ((await res.json()) as { result: { tools: { name: string }[] } }) : undefined;
+      },
+      { what: `tools/list on /${namespace}/mcp`, timeoutMs: 60_000, intervalMs: 100 },
+    );
     assert.ok(body.result.tools.length > 0, namespace);
     assert.ok(
       body.result.tools.every((tool) => tool.name.startsWith(`${namespace}_`) || namespace !== 'event'),

@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
+import { freePort, mintKey, portIsFree, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
-import { freePort, isAlive, portIsFree, waitUntil } from './support/processes.ts';
+import { isAlive } from './support/processes.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -88,12 +87,7 @@ before(async () => {
     BROKER_BOOTSTRAP_SERVERS: testKafka().plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
   };
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  try {
-    apiKey = store.create('pm2', 'test').key;
-  } finally {
-    store.close();
-  }
+  apiKey = mintKey(dataDir, 'pm2', 'test').key;
 });
 after(async () => {
   await pm2('kill').catch(() => undefined);
@@ -105,8 +99,16 @@ test('pm2 start ecosystem.config.cjs serves, restarts a killed worker, and pm2 s
   timeout: 240_000,
 }, async () => {
   await pm2('start', 'ecosystem.config.cjs');
-  await waitUntil('the gateway to reach the worker under PM2', workerReachable);
-  await waitUntil('GET /readyz to pass', async () => ((await readiness()) === 200 ? true : undefined));
+  await waitFor(workerReachable, {
+    what: 'the gateway to reach the worker under PM2',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  await waitFor(async () => ((await readiness()) === 200 ? true : undefined), {
+    what: 'GET /readyz to pass',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   const started = await apps();
   assert.deepEqual(started.map((app) => [app.name, app.status]).sort(), [
     ['broker-worker', 'online'],
@@ -115,17 +117,32 @@ test('pm2 start ecosystem.config.cjs serves, restarts a killed worker, and pm2 s
 
   const worker = started.find((app) => app.name === 'broker-worker')!;
   process.kill(worker.pid, 'SIGKILL');
-  const restarted = await waitUntil('PM2 to restart the worker', async () => {
-    const now = (await apps()).find((app) => app.name === 'broker-worker');
-    return now && now.pid !== worker.pid && now.status === 'online' && now.restarts >= 1 ? now : undefined;
-  });
+  const restarted = await waitFor(
+    async () => {
+      const now = (await apps()).find((app) => app.name === 'broker-worker');
+      return now && now.pid !== worker.pid && now.status === 'online' && now.restarts >= 1 ? now : undefined;
+    },
+    { what: 'PM2 to restart the worker', timeoutMs: 60_000, intervalMs: 100 },
+  );
   assert.notEqual(restarted.pid, worker.pid);
-  await waitUntil('the gateway to reach the restarted worker', workerReachable);
-  await waitUntil('GET /readyz to pass again', async () => ((await readiness()) === 200 ? true : undefined));
+  await waitFor(workerReachable, {
+    what: 'the gateway to reach the restarted worker',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  await waitFor(async () => ((await readiness()) === 200 ? true : undefined), {
+    what: 'GET /readyz to pass again',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
 
   const pids = (await apps()).map((app) => app.pid);
   await pm2('stop', 'ecosystem.config.cjs');
-  await waitUntil('both processes to end', () => pids.every((pid) => !isAlive(pid)) || undefined);
+  await waitFor(() => pids.every((pid) => !isAlive(pid)) || undefined, {
+    what: 'both processes to end',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   assert.equal(await portIsFree(port), true);
   assert.deepEqual(
     (await apps()).map((app) => app.status),

@@ -12,11 +12,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
 import { clientFor } from '../broker-worker/support/worker-process.ts';
+import { freePort, mintKey, portIsFree, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
-import { commandLine, descendants, freePort, isAlive, portIsFree, waitUntil } from './support/processes.ts';
+import { commandLine, descendants, isAlive } from './support/processes.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 let dataDir: string;
@@ -61,16 +60,23 @@ async function workerReachable(client: Client): Promise<string | undefined> {
 
 /** Up: /healthz answers and the gateway reaches the worker. */
 async function waitUp(started: Started): Promise<void> {
-  await waitUntil(`npm start to serve\n${started.output.join('')}`, async () => {
-    if (started.npm.exitCode !== null) throw new Error(`npm start exited:\n${started.output.join('')}`);
-    return fetch(`http://127.0.0.1:${port}/healthz`).then(
-      (res) => res.ok,
-      () => undefined,
-    );
-  });
+  await waitFor(
+    async () => {
+      if (started.npm.exitCode !== null) throw new Error(`npm start exited:\n${started.output.join('')}`);
+      return fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (res) => res.ok,
+        () => undefined,
+      );
+    },
+    { what: `npm start to serve\n${started.output.join('')}`, timeoutMs: 60_000, intervalMs: 100 },
+  );
   const client = await mcp();
   try {
-    await waitUntil('the worker to be reachable', () => workerReachable(client));
+    await waitFor(() => workerReachable(client), {
+      what: 'the worker to be reachable',
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
   } finally {
     await client.close();
   }
@@ -81,7 +87,11 @@ async function stopAndCheck(started: Started): Promise<void> {
   assert.ok(tree.length >= 3, `expected the supervisor, worker and gateway under npm, saw ${tree.length}`);
   started.npm.kill('SIGTERM');
   assert.equal(await started.exited, 0, started.output.join(''));
-  await waitUntil('every process of the tree to end', () => tree.every((pid) => !isAlive(pid)) || undefined);
+  await waitFor(() => tree.every((pid) => !isAlive(pid)) || undefined, {
+    what: 'every process of the tree to end',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   assert.equal(await portIsFree(port), true);
 }
 
@@ -99,12 +109,7 @@ before(async () => {
     BROKER_CONSUMER_GROUP: 'npm-start-group',
     BROKER_ALLOW_TOPIC_ADMIN: 'true',
   };
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  try {
-    apiKey = store.create('npm-start', 'test').key;
-  } finally {
-    store.close();
-  }
+  apiKey = mintKey(dataDir, 'npm-start', 'test').key;
 });
 after(() => rm(dataDir, { recursive: true, force: true }));
 
@@ -119,10 +124,13 @@ test('npm start restarts a killed worker, answers a poll in flight at SIGTERM, s
     const before = workerPid(first)!;
     assert.ok(before);
     process.kill(before, 'SIGKILL');
-    const again = await waitUntil('a new worker process', () => {
-      const pid = workerPid(first);
-      return pid !== undefined && pid !== before ? pid : undefined;
-    });
+    const again = await waitFor(
+      () => {
+        const pid = workerPid(first);
+        return pid !== undefined && pid !== before ? pid : undefined;
+      },
+      { what: 'a new worker process', timeoutMs: 60_000, intervalMs: 100 },
+    );
     assert.notEqual(again, before);
     await waitUp(first);
     assert.match(first.output.join(''), /broker-worker exited \(signal SIGKILL\); restarting it/);
@@ -143,10 +151,13 @@ test('npm start restarts a killed worker, answers a poll in flight at SIGTERM, s
     // The poll is in flight once the worker holds a consumer for it (asked over the worker's own socket).
     const ipc = clientFor(`unix:${join(dataDir, 'broker-worker.sock')}`);
     try {
-      await waitUntil('the poll to reach the worker', async () => {
-        const status = await ipc.call('status', {}, { timeoutMs: 5000 }).catch(() => undefined);
-        return (status?.liveConsumers ?? 0) > 0 || undefined;
-      });
+      await waitFor(
+        async () => {
+          const status = await ipc.call('status', {}, { timeoutMs: 5000 }).catch(() => undefined);
+          return (status?.liveConsumers ?? 0) > 0 || undefined;
+        },
+        { what: 'the poll to reach the worker', timeoutMs: 60_000, intervalMs: 100 },
+      );
     } finally {
       await ipc.close();
     }

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { waitFor } from './harness.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -55,16 +56,19 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
   void exited.then(() => {
     stopped = true;
   });
-  let port = 0;
-  for (let waited = 0; port === 0 && !stopped && waited < 30_000; waited += 50) {
-    const line = lines.find((l) => l.includes('gateway listening on http://'));
-    const match = line?.match(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (match) port = Number(match[1]);
-    else await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (port === 0) {
+  let port: number;
+  try {
+    port = await waitFor(
+      () => {
+        if (stopped) throw new Error('the gateway process exited');
+        const line = lines.find((l) => l.includes('gateway listening on http://'));
+        return Number(line?.match(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1] ?? 0);
+      },
+      { what: 'the gateway process to log "gateway listening on"', timeoutMs: 30_000, intervalMs: 50 },
+    );
+  } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`gateway did not start:\n${lines.join('\n')}`);
+    throw new Error(`gateway did not start (${(error as Error).message}):\n${lines.join('\n')}`);
   }
   return {
     url: `http://127.0.0.1:${port}`,

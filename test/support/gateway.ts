@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { loadGatewayConfig } from '../../gateway/config.ts';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
+import type { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { createLogger } from '../../gateway/logger.ts';
 import type { AccessHooks } from '../../gateway/mcp/access.ts';
 import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
-import { keyStorePath, type RunningGateway, startGateway } from '../../gateway/server.ts';
+import { type RunningGateway, startGateway } from '../../gateway/server.ts';
+import { openKeyStore } from './harness.ts';
 
 export interface TestGateway {
   url: string;
@@ -43,7 +44,7 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-gw-test-')));
   const withStore = <T>(fn: (store: ApiKeyStore) => T): T => {
-    const store = new ApiKeyStore(keyStorePath(dataDir));
+    const store = openKeyStore(dataDir);
     try {
       return fn(store);
     } finally {

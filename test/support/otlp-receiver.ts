@@ -1,6 +1,7 @@
 /** A loopback OTLP/HTTP (JSON) receiver that keeps every span it is sent, decoded. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitFor } from './harness.ts';
 
 export interface OtlpSpan {
   traceId: string;
@@ -57,14 +58,17 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans: () => [...received],
-    async waitFor(match, count = 1) {
-      for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
-        const found = received.filter(match);
-        if (found.length >= count) return found;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error(
-        `fewer than ${count} matching spans reached the receiver within 30 s; it holds: ${received.map((s) => s.name).join(', ')}`,
+    waitFor(match, count = 1) {
+      return waitFor(
+        () => {
+          const found = received.filter(match);
+          return found.length >= count ? found : undefined;
+        },
+        {
+          what: () =>
+            `${count} matching spans at the OTLP receiver; it holds: ${received.map((s) => s.name).join(', ')}`,
+          timeoutMs: 30_000,
+        },
       );
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

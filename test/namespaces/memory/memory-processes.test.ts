@@ -7,13 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ApiKeyStore } from '../../../gateway/keys/store.ts';
-import { keyStorePath } from '../../../gateway/server.ts';
 import { type GatewayProcess, startGatewayProcess } from '../../support/gateway-process.ts';
+import { freePort, mintKey, waitFor } from '../../support/harness.ts';
 import { type EmbeddingsServer, startEmbeddingsServer } from '../../support/openai-embeddings.ts';
 
 const CAP = 100;
@@ -23,15 +21,6 @@ let threaded: GatewayProcess;
 let single: GatewayProcess;
 let alice: string;
 let bob: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: structured results are checked field by field
 type Json = Record<string, any>;
@@ -74,10 +63,8 @@ async function everything(key: string): Promise<Json[]> {
 
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'memory-processes-'));
-  const keys = new ApiKeyStore(keyStorePath(dataDir));
-  alice = keys.create('alice', 'test-suite').key;
-  bob = keys.create('bob', 'test-suite').key;
-  keys.close();
+  alice = mintKey(dataDir, 'alice', 'test-suite').key;
+  bob = mintKey(dataDir, 'bob', 'test-suite').key;
   embeddings = await startEmbeddingsServer({ apiKey: 'sk-test' });
   const env = {
     DATA_DIR: dataDir,
@@ -108,7 +95,10 @@ describe('memory shared by listener threads and a second process on one DATA_DIR
   test('the threaded process really serves from three threads', async () => {
     // The process is reachable once its first thread listens; the others report a moment later.
     const said = () => /serving from 3 listener threads/.test(threaded.lines.join('\n'));
-    for (let i = 0; i < 300 && !said(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(said, {
+      what: 'the threaded gateway to log "serving from 3 listener threads"',
+      timeoutMs: 30_000,
+    });
     assert.match(threaded.lines.join('\n'), /serving from 3 listener threads/);
   });
 
@@ -177,11 +167,13 @@ describe('memory shared by listener threads and a second process on one DATA_DIR
       assert.equal(hits.hits.length, 0);
       assert.equal((await ok(bob, 'memory_stats', {}, via)).count, CAP);
     }
-    for (let i = 0; i < 400; i++) {
-      const [a, b] = [await ok(alice, 'memory_stats', {}), await ok(bob, 'memory_stats', {})];
-      if (a.pending_embeddings + b.pending_embeddings === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      async () => {
+        const [a, b] = [await ok(alice, 'memory_stats', {}), await ok(bob, 'memory_stats', {})];
+        return a.pending_embeddings + b.pending_embeddings === 0;
+      },
+      { what: "alice's and bob's pending embeddings to reach 0", timeoutMs: 40_000, intervalMs: 100 },
+    );
     for (const key of [alice, bob]) {
       const stats = await ok(key, 'memory_stats', {});
       assert.equal(stats.pending_embeddings, 0);
@@ -200,10 +192,11 @@ describe('memory shared by listener threads and a second process on one DATA_DIR
     // Searches first, so listener threads of both processes hold alice's bits in memory.
     for (let i = 0; i < 8; i++) await ok(alice, 'memory_search', { query, mode: 'vector' });
     const written = await ok(alice, 'memory_write', { content: query }, single);
-    for (let i = 0; i < 400; i++) {
-      if ((await ok(alice, 'memory_stats', {}, single)).pending_embeddings === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(async () => (await ok(alice, 'memory_stats', {}, single)).pending_embeddings === 0, {
+      what: "alice's pending embeddings to reach 0",
+      timeoutMs: 40_000,
+      intervalMs: 100,
+    });
     // Several calls to the threaded process: each connection may land on another thread.
     for (const via of [threaded, threaded, threaded, threaded, single]) {
       const found = await ok(alice, 'memory_search', { query, mode: 'vector', limit: 3 }, via);

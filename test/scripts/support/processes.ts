@@ -1,6 +1,5 @@
 /** Process-tree and port helpers for tests that run the product as an operator would. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 /** Every live process id whose ancestry includes `root` (from /proc). */
 export function descendants(root: number): number[] {
@@ -45,40 +44,5 @@ export function isAlive(pid: number): boolean {
     return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
   } catch {
     return false;
-  }
-}
-
-/** A port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** True when nothing listens on the port any more (binding it succeeds). */
-export function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-export async function waitUntil<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
