@@ -12,6 +12,7 @@ import { openStateStore } from '../../gateway/accounts/open.ts';
 import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
 import { hashApiKey } from '../../gateway/core/api-key.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
+import { elapse } from '../support/harness.ts';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
 
 let postgres: TestPostgres;
@@ -60,7 +61,8 @@ for (const [kind, open] of Object.entries(adapters)) {
       const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 60_000, negativeMaxEntries: 10 });
       assert.equal((await auth.authenticate(created.key)).ok, true);
       assert.equal((await auth.authenticate(rotated.key)).ok, true);
-      await new Promise((resolve) => setTimeout(resolve, 450));
+      // Elapsed time is the point: the 400 ms grace must end.
+      await elapse(450);
       // Cached or not, the grace end is known exactly.
       assert.deepEqual(await auth.authenticate(created.key), { ok: false, reason: 'rotated' });
       assert.equal((await auth.authenticate(rotated.key)).ok, true);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
+import { waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { createTopic, describeGroup, groupState, uniqueName } from './support/kafka.ts';
 import { type ConnectedWorker, clientFor, startConnectedWorker } from './support/worker-process.ts';
@@ -23,14 +24,6 @@ async function connected(env: Record<string, string>): Promise<ConnectedWorker> 
   });
   cleanups.push(() => started.close());
   return started;
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs = 8000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** A poll whose answer is then reported delivered, as the gateway does once it wrote it. */
@@ -59,8 +52,14 @@ describe('warm consumer lifecycle', () => {
     await client.call('publish', { topic, value: 'x' }, { timeoutMs: 10_000 });
     assert.equal((await pollOnce(client, topic, group)).count, 1);
     assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers, 1);
-    await eventually(async () => (await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers === 0);
-    await eventually(async () => (await groupState(kafka.plaintext, group)).members === 0);
+    await waitFor(async () => (await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers === 0, {
+      what: 'the worker to have no live consumers',
+      timeoutMs: 8000,
+    });
+    await waitFor(async () => (await groupState(kafka.plaintext, group)).members === 0, {
+      what: `group ${group} to have no members`,
+      timeoutMs: 8000,
+    });
   });
 
   it('past BROKER_MAX_CONSUMERS the least recently used consumer leaves first', async () => {
@@ -74,7 +73,10 @@ describe('warm consumer lifecycle', () => {
     await pollOnce(client, topic, g1, 200); // g2 is now the least recently used
     await pollOnce(client, topic, g3);
     assert.equal((await client.call('status', {}, { timeoutMs: 2000 })).liveConsumers, 2);
-    await eventually(async () => (await groupState(kafka.plaintext, g2)).members === 0);
+    await waitFor(async () => (await groupState(kafka.plaintext, g2)).members === 0, {
+      what: 'the least recently used group to have no members',
+      timeoutMs: 8000,
+    });
     assert.equal((await groupState(kafka.plaintext, g1)).members, 1);
     assert.equal((await groupState(kafka.plaintext, g3)).members, 1);
   });

@@ -7,9 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import type { ConsumedMessage, ConsumeInput, PublishResult } from '../../shared/event/schemas.ts';
+import { elapse, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { javaPartitions } from './support/java-partitioner.ts';
-import { groupOffsets, produce, uniqueName } from './support/kafka.ts';
+import { groupOffsets, groupState, produce, uniqueName } from './support/kafka.ts';
 import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
 
 const kafka = testKafka();
@@ -189,7 +190,11 @@ describe('consume through a consumer group', () => {
     const controller = new AbortController();
     // Nothing to read, so the poll holds on until its timeout; the gateway gives up first.
     const waiting = poll(client, { topic: t, group, max: 10, timeout_ms: 20_000 }, controller.signal);
-    await new Promise((r) => setTimeout(r, 1500));
+    await waitFor(async () => (await groupState(kafka.plaintext, group)).members > 0, {
+      what: `the poll's consumer to join group ${group}`,
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    });
     controller.abort();
     await assert.rejects(waiting, (e: unknown) => e instanceof WorkerCallError && e.code === 'CANCELLED');
     await publishAll(t, ['a', 'b', 'c']);
@@ -248,7 +253,8 @@ describe('consume through a consumer group', () => {
     // Let the consumer fill its buffer (its fetch loop is then held), then stop the worker:
     // it must still leave its group and exit, and the buffered, uncommitted messages go to
     // the next worker.
-    await new Promise((r) => setTimeout(r, 1000));
+    // A fixed pause: the worker does not report when its buffer is full, so time stands in for it.
+    await elapse(1000);
     await client.close();
     assert.equal(await worker.stop(), 0, 'worker did not exit cleanly on SIGTERM');
     worker = await startWorker(env);

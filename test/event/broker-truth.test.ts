@@ -10,6 +10,7 @@ import type { LocalKafka } from '../../dev/kafka/local-kafka.ts';
 import { type PrivateKafka, startPrivateKafka } from '../../dev/kafka/private-kafka.ts';
 import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import { waitFor } from '../support/harness.ts';
 
 let broker: PrivateKafka | undefined;
 let kafka: LocalKafka;
@@ -50,20 +51,25 @@ it('a new group whose first poll ends while still joining says joining, not just
 
 it('event_capabilities stops saying ready within seconds of the broker stopping', async () => {
   const client = await stack.mcp();
-  let caps = (await callTool<Caps>(client, 'event_capabilities')).data;
-  for (let i = 0; i < 50 && caps.broker?.reachable !== true; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    caps = (await callTool<Caps>(client, 'event_capabilities')).data;
-  }
+  let caps = await waitFor(
+    async () => {
+      const now = (await callTool<Caps>(client, 'event_capabilities')).data;
+      return now.broker?.reachable === true ? now : undefined;
+    },
+    { what: 'event_capabilities to report the broker reachable', timeoutMs: 10_000, intervalMs: 100 },
+  );
   assert.equal(caps.ready, true);
   assert.equal(caps.broker?.reachable, true);
 
   await kafka.stop();
   // The worker probes every 2 s; the loop's budget is 30 s.
-  for (let i = 0; i < 60 && caps.ready; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    caps = (await callTool<Caps>(client, 'event_capabilities')).data;
-  }
+  caps = await waitFor(
+    async () => {
+      const now = (await callTool<Caps>(client, 'event_capabilities')).data;
+      return now.ready ? undefined : now;
+    },
+    { what: 'event_capabilities to stop saying ready', timeoutMs: 30_000, intervalMs: 100 },
+  );
   assert.equal(caps.ready, false);
   assert.equal(caps.broker?.reachable, false);
   assert.match(caps.broker?.lastBrokerError?.message ?? '', /does not answer/);

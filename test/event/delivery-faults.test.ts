@@ -5,8 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTopic, groupOffsets, produce, uniqueName } from '../broker-worker/support/kafka.ts';
+import {
+  createTopic,
+  groupOffsets,
+  groupState,
+  produce,
+  uniqueName,
+} from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import { elapse, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
@@ -21,8 +28,6 @@ before(async () => {
   });
 });
 after(() => stack.close());
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function freshTopic(partitions: number): Promise<string> {
   const topic = uniqueName('delivery');
@@ -45,8 +50,8 @@ describe('group polls through the gateway', () => {
       timeout_ms: 30_000,
     });
     // The test's own budget is half the poll's timeout: a poll that waited for max or for
-    // its timeout would lose the race.
-    const outcome = await Promise.race([poll, sleep(15_000).then(() => 'held until the timeout' as const)]);
+    // its timeout would lose the race. Elapsed time is the point here.
+    const outcome = await Promise.race([poll, elapse(15_000).then(() => 'held until the timeout' as const)]);
     assert.notEqual(outcome, 'held until the timeout');
     if (typeof outcome === 'string') return;
     assert.equal(outcome.isError, false, outcome.text);
@@ -71,10 +76,13 @@ describe('group polls through the gateway', () => {
     assert.equal(again.data.count, 0);
     // The commit follows the written answer by a few milliseconds.
     let committed = '';
-    for (let i = 0; i < 50 && committed !== '2'; i++) {
-      committed = (await groupOffsets(kafka.plaintext, group, topic))[0] ?? '';
-      if (committed !== '2') await sleep(100);
-    }
+    await waitFor(
+      async () => {
+        committed = (await groupOffsets(kafka.plaintext, group, topic))[0] ?? '';
+        return committed === '2';
+      },
+      { what: "the group's committed offset to reach 2", timeoutMs: 5000, intervalMs: 100 },
+    );
     assert.equal(committed, '2');
   });
 
@@ -83,7 +91,11 @@ describe('group polls through the gateway', () => {
     const topic = await freshTopic(1);
     const group = uniqueName('cut');
     const poll = callTool(client, 'event_consume', { topic, group, timeout_ms: 20_000 });
-    await sleep(1500);
+    await waitFor(async () => (await groupState(kafka.plaintext, group)).members > 0, {
+      what: `the poll's consumer to join group ${group}`,
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    });
     await stack.worker.kill();
     const outcome = await poll;
     assert.equal(outcome.isError, true);
@@ -114,23 +126,33 @@ describe('group polls through the gateway', () => {
           timeout_ms: 2000,
         }).catch(() => null);
         if (!poll || poll.isError) {
-          await sleep(200);
+          // A back-off between failed polls while the worker restarts, not a wait for a condition.
+          await elapse(200);
           continue;
         }
         for (const m of poll.data.messages) delivered.set(m.value!, (delivered.get(m.value!) ?? 0) + 1);
       }
     });
     const kills = 3;
-    for (let k = 0; k < kills; k++) {
-      // Let some polls succeed, then kill the worker in the middle of them.
-      const target = Math.floor((total * (k + 1)) / (kills + 2));
-      for (let i = 0; i < 600 && delivered.size < target; i++) await sleep(100);
-      await stack.worker.kill();
-      await stack.restartWorker();
+    try {
+      for (let k = 0; k < kills; k++) {
+        // Let some polls succeed, then kill the worker in the middle of them.
+        const target = Math.floor((total * (k + 1)) / (kills + 2));
+        await waitFor(() => delivered.size >= target, {
+          what: () => `${target} messages delivered before kill ${k + 1} (have ${delivered.size})`,
+          timeoutMs: 60_000,
+        });
+        await stack.worker.kill();
+        await stack.restartWorker();
+      }
+      await waitFor(() => delivered.size >= total, {
+        what: () => `all ${total} messages delivered (have ${delivered.size})`,
+        timeoutMs: 90_000,
+      });
+    } finally {
+      stop = true;
+      await Promise.all(pollers);
     }
-    for (let i = 0; i < 900 && delivered.size < total; i++) await sleep(100);
-    stop = true;
-    await Promise.all(pollers);
     const never = Array.from({ length: total }, (_, i) => `m${i}`).filter((v) => !delivered.has(v));
     assert.deepEqual(never, [], `${never.length} of ${total} messages were never delivered`);
   });

@@ -11,6 +11,7 @@ import { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { parseEndpoint } from '../../shared/ipc/endpoint.ts';
 import { createTopic, uniqueName, withAdmin } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import { waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
@@ -32,8 +33,6 @@ after(async () => {
   await patient?.close();
   await stack?.close();
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it("a poll that runs out of time names nothing of another caller's failing topic or group", {
   timeout: 240_000,
@@ -59,14 +58,12 @@ it("a poll that runs out of time names nothing of another caller's failing topic
   // A's consumer hits the broker's error for its deleted topic (the worker logs it, naming
   // A's topic and group). Every check below runs after that, while A's consumer keeps
   // failing.
-  const waitForAsFailure = async () => {
-    for (let attempt = 0; attempt < 1200; attempt++) {
-      if (stack.worker.lines.some((line) => line.includes('group consumer crashed') && line.includes(groupA)))
-        return;
-      await sleep(50);
-    }
-    assert.fail("A's consumer never failed; the premise of this test did not occur");
-  };
+  const waitForAsFailure = () =>
+    waitFor(
+      () =>
+        stack.worker.lines.some((line) => line.includes('group consumer crashed') && line.includes(groupA)),
+      { what: "A's consumer to fail (the premise of this test)", timeoutMs: 60_000 },
+    );
 
   const outcomes: string[] = [];
   for (let round = 0; round < 3; round++) {

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { groupOffsets, uniqueName } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import { elapse } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
@@ -158,7 +159,9 @@ test('earliest and latest read without touching the group', async () => {
     max: 1,
     timeout_ms: 8000,
   });
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // A fixed pause: nothing outside the worker shows when a `latest` read has resolved its
+  // start offsets, so time stands in for it.
+  await elapse(1500);
   await callTool(client, 'event_publish', { value: 'fresh', key: 'late' });
   const latest = await latestPoll;
   assert.equal(latest.isError, false, latest.text);
@@ -219,12 +222,14 @@ test('a poll whose HTTP client goes away commits nothing it did not hand back', 
     body,
     signal: controller.signal,
   }).catch(() => 'aborted');
-  await new Promise((resolve) => setTimeout(resolve, 800));
+  // A fixed pause: nothing outside the worker shows that the poll is being held there.
+  await elapse(800);
   controller.abort();
   assert.equal(await abandoned, 'aborted');
 
   const client = await stack.mcp();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // A fixed pause: nothing outside the worker shows that the abandoned poll was settled.
+  await elapse(200);
   for (const value of ['after-cancel-1', 'after-cancel-2'])
     await callTool(client, 'event_publish', { value });
   const got: string[] = [];

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import { waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
@@ -47,15 +48,21 @@ test('worker down: tools fail fast saying so, capabilities still answers; back u
   await stack.restartWorker();
   const rest: ConsumeData['messages'] = [];
   let reconnected = false;
-  for (let attempt = 0; attempt < 20 && rest.length < 3; attempt++) {
-    const poll = await callTool<ConsumeData>(client, 'event_consume', { max: 10, timeout_ms: 5000 });
-    if (!poll.isError) {
-      reconnected = true;
-      rest.push(...poll.data.messages);
-      continue;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await waitFor(
+    async () => {
+      const poll = await callTool<ConsumeData>(client, 'event_consume', { max: 10, timeout_ms: 5000 });
+      if (!poll.isError) {
+        reconnected = true;
+        rest.push(...poll.data.messages);
+      }
+      return rest.length >= 3;
+    },
+    {
+      what: 'polls after the worker restart to return the remaining three messages',
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    },
+  );
   assert.ok(reconnected, 'the gateway reconnected to the restarted worker');
   const all = [...firstBatch.data.messages, ...rest].map((m) => m.value).sort();
   assert.deepEqual(all, ['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5']);

@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
 import { hashApiKey } from '../../gateway/core/api-key.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
+import { elapse } from '../support/harness.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '../..');
@@ -40,7 +41,8 @@ test('an admitted key stays cached at most the TTL; revocation is seen after it'
   });
   store.revoke(id);
   assert.equal((await auth.authenticate(key)).ok, true, 'still cached within the TTL');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Elapsed time is the point: the 150 ms cache TTL must run out.
+  await elapse(200);
   assert.deepEqual(await auth.authenticate(key), { ok: false, reason: 'revoked' });
   store.close();
 });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { TestGateway } from '../support/gateway.ts';
+import { waitFor } from '../support/harness.ts';
 import {
   assertError,
   BASE,
@@ -340,10 +341,12 @@ for (const engine of ['uws', 'node'] as const) {
             params: { name: 'event_topics', arguments: {}, _meta: { ...META, progressToken: 'p1' } },
           }),
         }).catch((error: Error) => error);
-        while (!broker.calls.includes('topics')) await new Promise((resolve) => setTimeout(resolve, 10));
+        await waitFor(() => broker.calls.includes('topics'), { what: 'the broker to be called for topics' });
         controller.abort();
         assert.ok((await pending) instanceof Error);
-        while (!broker.aborted.includes('topics')) await new Promise((resolve) => setTimeout(resolve, 10));
+        await waitFor(() => broker.aborted.includes('topics'), {
+          what: 'the topics call to be aborted at the broker',
+        });
         assert.deepEqual(broker.aborted, ['topics']);
         broker.calls.length = 0;
         broker.aborted.length = 0;

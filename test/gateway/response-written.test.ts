@@ -8,12 +8,11 @@ import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import type { HttpEngine, HttpResponse, RequestContext } from '../../gateway/http/engine.ts';
 import { selectEngine } from '../../gateway/http/select-engine.ts';
+import { elapse, waitFor } from '../support/harness.ts';
 
 const engines: Array<[string, HttpEngine]> = [['node', selectEngine('node').engine]];
 const uws = selectEngine('auto').engine;
 if (uws.name === 'uws') engines.push(['uws', uws]);
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Serves one handler; collects every onWritten report. */
 async function serve(
@@ -55,22 +54,26 @@ for (const [name, engine] of engines) {
         assert.equal(await server.reported, true);
         await client.closed;
         assert.ok(client.received() > size, 'the whole body arrived');
-        await sleep(50);
+        // Elapsed time is the point: a second report would come within this window.
+        await elapse(50);
         assert.deepEqual(server.reports, [true]);
         await server.close();
       }
     });
 
     it('reports false for an answer ready only after the client went away', async () => {
+      let arrived = false;
       const server = await serve(engine, async (ctx) => {
+        arrived = true;
         await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
         return { status: 200, body: 'too late' };
       });
       const client = request(server.port, false);
-      await sleep(200);
+      await waitFor(() => arrived, { what: 'the request to reach the handler' });
       client.socket.destroy();
       assert.equal(await server.reported, false);
-      await sleep(50);
+      // Elapsed time is the point: a second report would come within this window.
+      await elapse(50);
       assert.deepEqual(server.reports, [false]);
       await server.close();
     });
@@ -81,10 +84,16 @@ for (const [name, engine] of engines) {
         body: Buffer.alloc(32 * 1024 * 1024, 'b'),
       }));
       const client = request(server.port, false);
-      await sleep(500);
+      // A 'readable' listener buffers one chunk and reads no further: the server stays stuck.
+      let arriving = false;
+      client.socket.once('readable', () => {
+        arriving = true;
+      });
+      await waitFor(() => arriving, { what: 'the large answer to start arriving' });
       client.socket.destroy();
       assert.equal(await server.reported, false);
-      await sleep(50);
+      // Elapsed time is the point: a second report would come within this window.
+      await elapse(50);
       assert.deepEqual(server.reports, [false]);
       await server.close();
     });

@@ -17,6 +17,7 @@ import {
   startWorker,
   type WorkerProcess,
 } from '../broker-worker/support/worker-process.ts';
+import { waitFor } from '../support/harness.ts';
 
 const stops: Array<() => Promise<unknown>> = [];
 after(async () => {
@@ -83,16 +84,14 @@ describe('gateway client and a broker worker process', () => {
 
     // The new worker removes the stale socket file and the client reconnects on its own.
     const second = await worker({}, address);
-    const until = Date.now() + 5000;
-    let recovered = false;
-    while (!recovered && Date.now() < until) {
-      try {
-        await client.call('status', {}, { timeoutMs: 2000 });
-        recovered = true;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const recovered = await waitFor(
+      () =>
+        client.call('status', {}, { timeoutMs: 2000 }).then(
+          () => true,
+          () => false,
+        ),
+      { what: 'the client to reconnect to the new worker', timeoutMs: 5000, intervalMs: 100 },
+    );
     assert.ok(recovered, 'client did not reconnect');
     assert.equal(client.state()[0]?.workerId?.endsWith(String(second.child.pid)), true);
   });

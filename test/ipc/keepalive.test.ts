@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import { type ConnectedWorker, startConnectedWorker } from '../broker-worker/support/worker-process.ts';
+import { waitFor } from '../support/harness.ts';
 
 let stack: ConnectedWorker;
 before(async () => {
@@ -35,12 +36,13 @@ test('a stopped worker fails calls fast with a clear error, and is used again on
   });
 
   stack.worker.child.kill('SIGCONT');
-  let again: unknown;
-  for (let attempt = 0; attempt < 100 && again === undefined; attempt += 1) {
-    again = await stack.client.call('status', {}, { timeoutMs: 5000 }).catch(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      return undefined;
-    });
-  }
+  const again = await waitFor(
+    () => stack.client.call('status', {}, { timeoutMs: 5000 }).catch(() => undefined),
+    {
+      what: 'the resumed worker to answer status',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    },
+  );
   assert.equal((again as { workerId: string }).workerId, status.workerId);
 });

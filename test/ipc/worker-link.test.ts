@@ -12,6 +12,7 @@ import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import { DEFAULT_LINK_OPTIONS, WorkerLink } from '../../gateway/broker-client/worker-link.ts';
 import { FramedLink } from '../../shared/ipc/framed-link.ts';
 import { IPC_PROTOCOL_VERSION, type IpcFrame } from '../../shared/ipc/messages.ts';
+import { waitFor } from '../support/harness.ts';
 
 interface FakeWorker {
   path: string;
@@ -120,7 +121,10 @@ describe('worker link', () => {
       else wire.send({ t: 'res', id: frame.id, result: 'second' });
     };
     await assert.rejects(link.call('status', {}, 100), isCallError('DEADLINE_EXCEEDED'));
-    await waitFor(() => fake.frames.some((f) => f.t === 'cancel'));
+    await waitFor(() => fake.frames.some((f) => f.t === 'cancel'), {
+      what: 'a cancel frame at the worker',
+      timeoutMs: 3000,
+    });
     const cancel = fake.frames.find((f) => f.t === 'cancel');
     assert.equal(cancel?.t === 'cancel' && cancel.id, first!.id);
     fake.links[0]!.send({ t: 'res', id: first!.id, result: 'late' });
@@ -133,10 +137,16 @@ describe('worker link', () => {
     fake.onRequest = () => {};
     const controller = new AbortController();
     const call = link.call('consume', {}, 5000, controller.signal);
-    await waitFor(() => fake.frames.some((f) => f.t === 'req'));
+    await waitFor(() => fake.frames.some((f) => f.t === 'req'), {
+      what: 'a req frame at the worker',
+      timeoutMs: 3000,
+    });
     controller.abort();
     await assert.rejects(call, isCallError('CANCELLED'));
-    await waitFor(() => fake.frames.some((f) => f.t === 'cancel'));
+    await waitFor(() => fake.frames.some((f) => f.t === 'cancel'), {
+      what: 'a cancel frame at the worker',
+      timeoutMs: 3000,
+    });
   });
 
   it('closes the link on an answer for an unknown id, fails calls in flight, and reconnects', async () => {
@@ -145,12 +155,15 @@ describe('worker link', () => {
       if ((frame.params as { bad?: boolean }).bad) wire.send({ t: 'res', id: 999_999, result: null });
     };
     const waiting = link.call('status', {}, 5000);
-    await waitFor(() => fake.frames.filter((f) => f.t === 'req').length === 1);
+    await waitFor(() => fake.frames.filter((f) => f.t === 'req').length === 1, {
+      what: 'exactly one req frame at the worker',
+      timeoutMs: 3000,
+    });
     const bad = link.call('status', { bad: true }, 5000);
     await assert.rejects(waiting, isCallError('WORKER_UNREACHABLE'));
     await assert.rejects(bad, isCallError('WORKER_UNREACHABLE'));
     fake.onRequest = (frame, wire) => wire.send({ t: 'res', id: frame.id, result: 'again' });
-    await waitFor(() => link.connected);
+    await waitFor(() => link.connected, { what: 'the link to connect', timeoutMs: 3000 });
     assert.equal(await link.call('status', {}, 1000), 'again');
   });
 
@@ -187,11 +200,3 @@ describe('worker link', () => {
     });
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

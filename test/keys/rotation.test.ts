@@ -8,11 +8,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runCli } from '../support/cli.ts';
 import { startTestGateway } from '../support/gateway.ts';
+import { elapse, waitFor } from '../support/harness.ts';
 
 const CACHE_TTL_MS = 1_000;
 const GRACE_S = 6;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function toolsList(url: string, key: string): Promise<Response> {
   return fetch(`${url}/event/mcp`, {
@@ -50,7 +49,7 @@ test('rotate with a grace period: no failed request while clients move over; the
       }
     };
     const clients = [client(), client(), client()];
-    await sleep(300);
+    await waitFor(() => calls.old > 0, { what: 'the clients to call with the old secret' });
 
     const rotated = await runCli('keys', ['rotate', id, '--grace', `${GRACE_S}s`, '--json'], { env });
     assert.equal(rotated.code, 0, rotated.stderr);
@@ -66,10 +65,13 @@ test('rotate with a grace period: no failed request while clients move over; the
     assert.ok(Math.abs(graceEnds - (Date.now() + GRACE_S * 1000)) < 2_000);
 
     // Past the cache TTL, so the old secret was looked up again after the rotation.
-    await sleep(CACHE_TTL_MS + 500);
+    // Elapsed time is the point: the cache TTL must pass.
+    await elapse(CACHE_TTL_MS + 500);
     const oldCallsAfterRotation = calls.old - oldCallsAtRotation;
     secret = rotation.key;
-    await sleep(500);
+    await waitFor(() => calls.new > 10, {
+      what: () => `more than 10 calls with the new secret (${JSON.stringify(calls)})`,
+    });
     running = false;
     await Promise.all(clients);
     assert.deepEqual(failures, [], 'no request failed during the rotation');
@@ -79,7 +81,8 @@ test('rotate with a grace period: no failed request while clients move over; the
     assert.ok(Date.now() < graceEnds - 300, 'the test reached this point within the grace period');
     assert.equal((await toolsList(gw.url, oldKey)).status, 200);
 
-    await sleep(graceEnds + CACHE_TTL_MS + 200 - Date.now());
+    // Elapsed time is the point: the grace period and then the cache TTL must pass.
+    await elapse(graceEnds + CACHE_TTL_MS + 200 - Date.now());
     const refused = await toolsList(gw.url, oldKey);
     assert.equal(refused.status, 401);
     assert.match(await refused.text(), /replaced by rotation/);

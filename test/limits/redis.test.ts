@@ -5,29 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startValkey, type ValkeyServer } from '../../dev/valkey/valkey.ts';
 import type { KeyLimits } from '../../gateway/core/key-limits.ts';
-import { ApiKeyStore } from '../../gateway/keys/store.ts';
-import { keyStorePath } from '../../gateway/server.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
+import { freePort, mintKey, waitFor } from '../support/harness.ts';
 
 let dataDir: string;
 let valkey: ValkeyServer;
 let port: number;
 const gateways: GatewayProcess[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = server.address() as { port: number };
-      server.close(() => resolve(free));
-    });
-  });
-}
 
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'mcp-limit-redis-'));
@@ -41,12 +30,7 @@ after(async () => {
 });
 
 function mint(limits: KeyLimits): string {
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  try {
-    return store.create('redis', null, { limits }).key;
-  } finally {
-    store.close();
-  }
+  return mintKey(dataDir, 'redis', null, { limits }).key;
 }
 
 async function gateway(onStoreError: 'allow' | 'deny'): Promise<GatewayProcess> {
@@ -103,17 +87,27 @@ test('two processes, one Redis: one budget; Redis killed: allow and deny; Redis 
   valkey = await startValkey(port);
   const fresh = mint({ rate: { count: 1, per: 'min' }, burst: 4 });
   // The client reconnects after its back-off: retry until deny admits again (Redis decides).
-  let status = 503;
-  for (let tries = 0; tries < 100 && status === 503; tries++) {
-    status = await send(deny.url, fresh);
-    if (status === 503) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const status = await waitFor(
+    async () => {
+      const answer = await send(deny.url, fresh);
+      return answer === 503 ? undefined : answer;
+    },
+    {
+      what: 'the deny gateway to answer other than 503 once Valkey is back',
+      timeoutMs: 15_000,
+      intervalMs: 50,
+    },
+  );
   assert.equal(status, 200);
   const probe = mint({ rate: { count: 1000, per: 's' } });
-  for (let tries = 0; tries < 100 && !a.lines.some((line) => line.includes('reachable again')); tries++) {
-    await send(a.url, probe);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor(
+    async () => {
+      if (a.lines.some((line) => line.includes('reachable again'))) return true;
+      await send(a.url, probe);
+      return false;
+    },
+    { what: 'gateway a to log that Valkey is reachable again', timeoutMs: 15_000, intervalMs: 50 },
+  );
   // Shared again: the three processes together admit the rest of fresh's budget of 4.
   const shared: number[] = [];
   for (const gw of [a, b, deny, a, b]) shared.push(await send(gw.url, fresh));

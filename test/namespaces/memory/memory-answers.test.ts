@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { waitFor } from '../../support/harness.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: structured results are checked field by field below
 type Json = Record<string, any>;
@@ -44,10 +45,10 @@ describe('memory_search answers', () => {
       }),
     );
     for (const content of facts) await ok('memory_write', { content });
-    for (let i = 0; i < 400; i++) {
-      if ((await ok('memory_stats')).pending_embeddings === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor(async () => (await ok('memory_stats')).pending_embeddings === 0, {
+      what: 'the local model to embed every memory',
+      timeoutMs: 20_000,
+    });
     assert.equal((await ok('memory_stats')).pending_embeddings, 0, 'the local model embedded every memory');
   });
 

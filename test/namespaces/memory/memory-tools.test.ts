@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { elapse, waitFor } from '../../support/harness.ts';
 import {
   contractEmbeddingsEnv,
   type EmbeddingsServer,
@@ -42,14 +43,6 @@ async function fails(client: Client, name: string, args: Json): Promise<string> 
   const result = await client.callTool({ name, arguments: args });
   assert.equal(result.isError, true, `${name} should fail: ${JSON.stringify(result.structuredContent)}`);
   return (result.content as { text: string }[])[0]!.text;
-}
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail('condition never became true');
 }
 
 before(async () => {
@@ -110,7 +103,9 @@ describe('memory namespace over MCP', () => {
       content: 'alice secret: the vault code is 9921',
       tags: ['vault'],
     });
-    await until(async () => (await ok(alice, 'memory_get', { id: mine.id })).embedding_status === 'ready');
+    await waitFor(async () => (await ok(alice, 'memory_get', { id: mine.id })).embedding_status === 'ready', {
+      what: "alice's memory to be embedded",
+    });
     for (const [name, args] of [
       ['memory_get', { id: mine.id }],
       ['memory_update', { id: mine.id, pinned: true }],
@@ -174,7 +169,8 @@ describe('memory namespace over MCP', () => {
     assert.equal(past, 'expires_at must be in the future');
     // Move the expiry to just ahead, then wait it out.
     await ok(alice, 'memory_update', { id: temp.id, expires_at: new Date(Date.now() + 300).toISOString() });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Elapsed time is the point: the memory's expiry must pass.
+    await elapse(400);
     assert.equal(await fails(alice, 'memory_get', { id: temp.id }), 'memory not found');
     assert.equal(
       (await ok(alice, 'memory_search', { query: 'parking spot B7', mode: 'keyword' })).hits.length,
@@ -211,7 +207,12 @@ describe('memory namespace over MCP', () => {
     const stored = await ok(alice, 'memory_write', {
       content: 'the incident runbook lives in docs/runbook.md',
     });
-    await until(async () => (await ok(alice, 'memory_get', { id: stored.id })).embedding_status === 'ready');
+    await waitFor(
+      async () => (await ok(alice, 'memory_get', { id: stored.id })).embedding_status === 'ready',
+      {
+        what: 'the runbook memory to be embedded',
+      },
+    );
     embeddings.failWith = 503;
     try {
       const during = await ok(alice, 'memory_write', {
@@ -228,8 +229,11 @@ describe('memory namespace over MCP', () => {
       assert.equal((await ok(alice, 'memory_get', { id: during.id })).embedding_status, 'pending');
       embeddings.failWith = null;
       // The background indexer retries and the memory becomes vector-searchable.
-      await until(
+      await waitFor(
         async () => (await ok(alice, 'memory_get', { id: during.id })).embedding_status === 'ready',
+        {
+          what: 'the indexer to embed the outage-time memory once the embedder is back',
+        },
       );
       const after = await ok(alice, 'memory_search', { query: 'different words pager rotation' });
       assert.equal(after.degraded, undefined);

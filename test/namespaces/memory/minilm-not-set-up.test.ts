@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestGateway } from '../../support/gateway.ts';
+import { waitFor } from '../../support/harness.ts';
 import { setUpMiniLm } from '../../support/minilm.ts';
 
 test('minilm without a set-up model: one log line naming fetch-model, keywords meanwhile, no restart after', async () => {
@@ -67,10 +68,13 @@ test('minilm without a set-up model: one log line naming fetch-model, keywords m
     assert.equal(after.degraded, undefined);
     assert.equal(after.hits[0]?.id, written.id);
     let pending = waiting.pending_embeddings;
-    for (let i = 0; i < 200 && pending > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      pending = (await stats()).pending_embeddings;
-    }
+    await waitFor(
+      async () => {
+        if (pending > 0) pending = (await stats()).pending_embeddings;
+        return pending === 0;
+      },
+      { what: 'the indexer to embed the waiting memory', timeoutMs: 10_000 },
+    );
     assert.equal(pending, 0, 'the indexer embedded the waiting memory at its next retry');
     assert.equal((await stats()).embedding.available, true);
   } finally {

@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { contentHash } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
 import { startTestGateway } from '../../support/gateway.ts';
+import { waitFor } from '../../support/harness.ts';
 import { startEmbeddingsServer } from '../../support/openai-embeddings.ts';
 
 test('a store holding another model is searched keyword-only until `npm run memory -- reembed` switches it', async () => {
@@ -42,10 +43,13 @@ test('a store holding another model is searched keyword-only until `npm run memo
         hits: { id: string; source: string }[];
       };
     let before = await search();
-    for (let i = 0; i < 100 && !before.degraded?.includes('stored vectors'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      before = await search();
-    }
+    await waitFor(
+      async () => {
+        if (!before.degraded?.includes('stored vectors')) before = await search();
+        return before.degraded?.includes('stored vectors');
+      },
+      { what: 'search to report stored vectors from the old model', timeoutMs: 5_000 },
+    );
     assert.match(before.degraded ?? '', /stored vectors come from old-model .*`npm run memory -- reembed`/);
     assert.equal(before.hits[0]?.id, written.id);
     const pending = await store.pendingEmbeddings(10, 0);
