@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
+import { waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { createTopic, uniqueName, withAdmin } from './support/kafka.ts';
 import { startConnectedWorker } from './support/worker-process.ts';
@@ -82,11 +83,13 @@ describe('SASL credentials', () => {
       }),
     );
     // status reports the periodic probe's verdict (every 2 s), which needs its own failed attempt.
-    let status = await client.call('status', {}, call);
-    for (let i = 0; i < 40 && !status.lastBrokerError; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      status = await client.call('status', {}, call);
-    }
+    const status = await waitFor(
+      async () => {
+        const now = await client.call('status', {}, call);
+        return now.lastBrokerError ? now : undefined;
+      },
+      { what: "the worker's probe to report a broker error", timeoutMs: 10_000, intervalMs: 100 },
+    );
     assert.match(status.lastBrokerError?.message ?? '', /rejected the SASL credentials/);
     assert.doesNotMatch(JSON.stringify(status), new RegExp(wrong));
     assert.equal(

@@ -7,8 +7,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ApiKeyStore } from '../../../gateway/keys/store.ts';
-import { keyStorePath } from '../../../gateway/server.ts';
+import { mintKey, openKeyStore } from '../../support/harness.ts';
 
 const [client, expected, url, dataDir, validKey, timesText, bytesText] = process.argv.slice(2) as [
   'fetch' | 'sdk',
@@ -59,23 +58,18 @@ async function withFetch(): Promise<void> {
 
 /** A key that is valid for initialize and then revoked, so the large call meets a 401. */
 function freshKey(): { key: string; revoke(): void } {
-  const store = new ApiKeyStore(keyStorePath(dataDir));
-  try {
-    const created = store.create('early-answer');
-    return {
-      key: created.key,
-      revoke() {
-        const again = new ApiKeyStore(keyStorePath(dataDir));
-        try {
-          again.revoke(created.id);
-        } finally {
-          again.close();
-        }
-      },
-    };
-  } finally {
-    store.close();
-  }
+  const created = mintKey(dataDir, 'early-answer');
+  return {
+    key: created.key,
+    revoke() {
+      const store = openKeyStore(dataDir);
+      try {
+        store.revoke(created.id);
+      } finally {
+        store.close();
+      }
+    },
+  };
 }
 
 async function withSdk(): Promise<void> {
