@@ -28,7 +28,8 @@ test('GATEWAY_THREADS=3 serves one port from three uWS threads and stops cleanly
   try {
     await waitFor(() => output.includes('listener threads'), {
       what: () => `the gateway to log its listener threads; it printed:\n${output}`,
-      timeoutMs: 30_000,
+      // Three threads each compile the gateway under tsx: slow on a loaded two-core machine.
+      timeoutMs: 90_000,
     });
     assert.match(output, /serving from 3 listener threads/);
     const listening = output.split('\n').filter((line) => line.includes('"gateway listening'));
