@@ -3,9 +3,6 @@
  * on both adapters: SQLite in a temp dir, Postgres as PGlite over the wire protocol.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { StateStore } from '../../gateway/accounts/model.ts';
 import { openStateStore } from '../../gateway/accounts/open.ts';
@@ -13,22 +10,12 @@ import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
 import { hashApiKey } from '../../gateway/core/api-key.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { elapse } from '../support/harness.ts';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
+import { bothStateStores } from '../support/state-stores.ts';
 
-let postgres: TestPostgres;
-let dataDir: string;
-before(async () => {
-  postgres = await startTestPostgres();
-  dataDir = await mkdtemp(join(tmpdir(), 'mcp-key-lifecycle-'));
-});
-after(async () => {
-  await postgres?.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
-
+const stores = bothStateStores('mcp-key-lifecycle-');
 const adapters = {
-  sqlite: () => openStateStore({ DATA_DIR: dataDir }),
-  postgres: () => openStateStore({ DATA_DIR: dataDir, DATABASE_URL: postgres.url }),
+  sqlite: () => openStateStore(stores.sqlite()),
+  postgres: () => openStateStore(stores.postgres()),
 };
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();

@@ -4,32 +4,15 @@
  * the sign-in service sees the result.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { StateStore } from '../../gateway/accounts/model.ts';
 import { openStateStore } from '../../gateway/accounts/open.ts';
 import { SignInService } from '../../gateway/accounts/sign-in.ts';
 import { hashApiKey } from '../../gateway/core/api-key.ts';
 import { runCli } from '../support/cli.ts';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
+import { bothStateStores } from '../support/state-stores.ts';
 
-let postgres: TestPostgres;
-let dataDir: string;
-before(async () => {
-  postgres = await startTestPostgres();
-  dataDir = await mkdtemp(join(tmpdir(), 'mcp-users-commands-'));
-});
-after(async () => {
-  await postgres?.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
-
-const settings = {
-  sqlite: () => ({ DATA_DIR: dataDir }),
-  postgres: () => ({ DATA_DIR: dataDir, DATABASE_URL: postgres.url }),
-};
+const settings = bothStateStores('mcp-users-commands-');
 
 const POLICY = { maxFailures: 2, lockoutMs: 60_000, attemptsPerWindow: 1000, windowMs: 60_000 };
 

@@ -4,30 +4,13 @@
  * says which, and leaves live keys alone.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { openStateStore } from '../../gateway/accounts/open.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { runCli } from '../support/cli.ts';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
+import { bothStateStores } from '../support/state-stores.ts';
 
-let postgres: TestPostgres;
-let dataDir: string;
-before(async () => {
-  postgres = await startTestPostgres();
-  dataDir = await mkdtemp(join(tmpdir(), 'mcp-keys-prune-'));
-});
-after(async () => {
-  await postgres?.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
-
-const settings = {
-  sqlite: () => ({ DATA_DIR: dataDir }),
-  postgres: () => ({ DATA_DIR: dataDir, DATABASE_URL: postgres.url }),
-};
+const settings = bothStateStores('mcp-keys-prune-');
 
 for (const [kind, env] of Object.entries(settings)) {
   describe(`npm run keys -- prune on ${kind}`, () => {

@@ -18,6 +18,22 @@ import { mintKey, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { attributesOf, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver.ts';
 
+/** An event tool call whose HTTP request carries a fresh caller trace context. */
+async function tracedToolCall(url: string, key: string, name: string, args: Record<string, unknown>) {
+  const traceId = randomBytes(16).toString('hex');
+  const parentId = randomBytes(8).toString('hex');
+  const answer = await fetch(`${url}/event/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': key,
+      traceparent: `00-${traceId}-${parentId}-01`,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  return { traceId, parentId, answer };
+}
+
 test('a server span per MCP request continues traceparent and reaches an OTLP/HTTP receiver', async () => {
   const receiver = await startOtlpReceiver();
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-trace-'));
@@ -32,22 +48,7 @@ test('a server span per MCP request continues traceparent and reaches an OTLP/HT
     AUDIT_LOG: `file:${auditPath}`,
   });
   try {
-    const traceId = randomBytes(16).toString('hex');
-    const parentId = randomBytes(8).toString('hex');
-    const answer = await fetch(`${gateway.url}/event/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': key,
-        traceparent: `00-${traceId}-${parentId}-01`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'event_capabilities', arguments: {} },
-      }),
-    });
+    const { traceId, parentId, answer } = await tracedToolCall(gateway.url, key, 'event_capabilities', {});
     assert.equal(answer.status, 200);
     await answer.arrayBuffer();
 
@@ -97,21 +98,9 @@ test('spans cross the IPC link into the broker worker, and the produced record c
   const topic = uniqueName('traced');
   try {
     await createTopic(kafka.plaintext, topic);
-    const traceId = randomBytes(16).toString('hex');
-    const parentId = randomBytes(8).toString('hex');
-    const answer = await fetch(`${gateway.url}/event/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': key,
-        traceparent: `00-${traceId}-${parentId}-01`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'event_publish', arguments: { topic, value: 'traced message' } },
-      }),
+    const { traceId, parentId, answer } = await tracedToolCall(gateway.url, key, 'event_publish', {
+      topic,
+      value: 'traced message',
     });
     assert.equal(answer.status, 200);
     const body = (await answer.json()) as { result: { isError?: boolean } };

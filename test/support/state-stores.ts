@@ -1,0 +1,34 @@
+/**
+ * Both state-store adapters for one test file: SQLite in a temporary DATA_DIR, and Postgres
+ * as PGlite over the wire protocol (DATABASE_URL). Call it at the top of a file: it adds the
+ * file's before/after hooks that start and stop them, and returns each adapter's settings.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { startTestPostgres, type TestPostgres } from './postgres.ts';
+
+export type StateStoreKind = 'sqlite' | 'postgres';
+
+/** What a store, a CLI or a gateway reads to find the state store. */
+export interface StateStoreEnv extends Record<string, string> {
+  DATA_DIR: string;
+}
+
+export function bothStateStores(prefix: string): Record<StateStoreKind, () => StateStoreEnv> {
+  let postgres: TestPostgres | undefined;
+  let dataDir = '';
+  before(async () => {
+    postgres = await startTestPostgres();
+    dataDir = await mkdtemp(join(tmpdir(), prefix));
+  });
+  after(async () => {
+    await postgres?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+  return {
+    sqlite: () => ({ DATA_DIR: dataDir }),
+    postgres: () => ({ DATA_DIR: dataDir, DATABASE_URL: postgres!.url }),
+  };
+}
