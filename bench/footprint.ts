@@ -62,9 +62,7 @@ async function sample(gateway: ChildProcess, worker: ChildProcess): Promise<Samp
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 export async function runFootprintSection(log: (line: string) => void): Promise<void> {
-  log(
-    'footprint: starting a local Kafka and the Procfile tree (its broker-worker and gateway lines)',
-  );
+  log('footprint: starting a local Kafka and the Procfile tree (its broker-worker and gateway lines)');
   const broker = await startPrivateKafka(0);
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-footprint-'));
   const children: ChildProcess[] = [];
