@@ -4,7 +4,7 @@
  */
 import type { Tracer } from '@opentelemetry/api';
 import type { WorkerMethod } from '../shared/ipc/messages.ts';
-import { contextFrom, otelApi } from '../shared/tracing.ts';
+import { contextFrom, inSpan, ipcSpanAttributes, otelApi } from '../shared/tracing.ts';
 import { BrokerClients } from './broker.ts';
 import { deadlineExceeded, MethodError } from './errors.ts';
 import { BrokerHealth } from './health.ts';
@@ -142,25 +142,14 @@ export class BrokerService {
    */
   private async traced<T>(method: WorkerMethod, call: CallContext, work: () => Promise<T>): Promise<T> {
     if (!this.tracer || !call.trace) return work();
-    const { context, SpanKind, SpanStatusCode, trace } = otelApi();
-    const parent = contextFrom(call.trace);
-    const span = this.tracer.startSpan(
+    return inSpan(
+      this.tracer,
       `broker-worker/${method}`,
-      {
-        kind: SpanKind.SERVER,
-        attributes: { 'rpc.system': 'mcp-gateway-ipc', 'rpc.service': 'broker-worker', 'rpc.method': method },
-      },
-      parent,
+      { kind: otelApi().SpanKind.SERVER, attributes: ipcSpanAttributes(method) },
+      contextFrom(call.trace),
+      work,
+      (error) => (error instanceof MethodError ? error.code : 'INTERNAL'),
     );
-    try {
-      return await context.with(trace.setSpan(parent, span), work);
-    } catch (error) {
-      span.setAttribute('error.type', error instanceof MethodError ? error.code : 'INTERNAL');
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
   }
 
   /** The DEADLINE_EXCEEDED error for a call that ran out of time, with the probe's last broker error. */

@@ -6,7 +6,7 @@
  * Versions are the last that run on Node 20 (sdk-trace-base 2.12.x, exporter 0.223.x,
  * context-async-hooks 2.12.0).
  */
-import type { Context, Tracer } from '@opentelemetry/api';
+import type { Context, Span, SpanKind, Tracer } from '@opentelemetry/api';
 import { lazyRequire } from './lazy-require.ts';
 
 /**
@@ -91,4 +91,36 @@ export function contextFrom(carrier: TraceCarrier | undefined): Context {
   const { propagation, ROOT_CONTEXT } = otelApi();
   if (!carrier) return ROOT_CONTEXT;
   return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+/** The attributes of both ends of one broker-worker call (the gateway's CLIENT, the worker's SERVER span). */
+export function ipcSpanAttributes(method: string): Record<string, string> {
+  return { 'rpc.system': 'mcp-gateway-ipc', 'rpc.service': 'broker-worker', 'rpc.method': method };
+}
+
+/**
+ * Runs `work` under a new span that is active while it runs (what it starts hangs off it),
+ * and ends the span: ERROR status and `error.type` (`errorType` of what was thrown) when
+ * work fails. `work` gets the span's context, to carry across a boundary.
+ */
+export async function inSpan<T>(
+  tracer: Tracer,
+  name: string,
+  options: { kind: SpanKind; attributes: Record<string, string> },
+  parent: Context,
+  work: (active: Context, span: Span) => Promise<T>,
+  errorType: (error: unknown) => string,
+): Promise<T> {
+  const { context, SpanStatusCode, trace } = otelApi();
+  const span = tracer.startSpan(name, options, parent);
+  const active = trace.setSpan(parent, span);
+  try {
+    return await context.with(active, () => work(active, span));
+  } catch (error) {
+    span.setAttribute('error.type', errorType(error));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
 }

@@ -1,5 +1,5 @@
 import { type PublishResult, publishInput } from '../../shared/event/schemas.ts';
-import { currentCarrier, otelApi, type TraceCarrier, tracingStarted } from '../../shared/tracing.ts';
+import { currentCarrier, inSpan, otelApi, type TraceCarrier, tracingStarted } from '../../shared/tracing.ts';
 import type { CallContext } from '../ipc/server.ts';
 import { type MethodContext, requireClients, resolveTopic } from './context.ts';
 import { parseParams } from './params.ts';
@@ -30,11 +30,12 @@ export async function publish(
 
   // Tracing off here: no span can be active, and @opentelemetry/api stays unloaded.
   if (!tracingStarted()) return send(withTraceContext(input.headers, call.trace));
-  const { context, SpanKind, SpanStatusCode, trace } = otelApi();
+  const { context, SpanKind, trace } = otelApi();
   const active = context.active();
   if (!trace.getSpan(active)) return send(withTraceContext(input.headers, call.trace));
   // Tracing on here: a PRODUCER span (messaging conventions) whose context the record carries.
-  const span = trace.getTracer('mcp-broker-worker').startSpan(
+  return inSpan(
+    trace.getTracer('mcp-broker-worker'),
     `send ${topic}`,
     {
       kind: SpanKind.PRODUCER,
@@ -46,18 +47,14 @@ export async function publish(
       },
     },
     active,
+    async (producing, span) => {
+      const result = await send(withTraceContext(input.headers, currentCarrier(producing)));
+      span.setAttribute('messaging.destination.partition.id', String(result.partition));
+      span.setAttribute('messaging.kafka.offset', Number(result.offset));
+      return result;
+    },
+    (error) => (error instanceof Error ? error.name : 'INTERNAL'),
   );
-  try {
-    const result = await send(withTraceContext(input.headers, currentCarrier(trace.setSpan(active, span))));
-    span.setAttribute('messaging.destination.partition.id', String(result.partition));
-    span.setAttribute('messaging.kafka.offset', Number(result.offset));
-    return result;
-  } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR });
-    throw error;
-  } finally {
-    span.end();
-  }
 }
 
 /**

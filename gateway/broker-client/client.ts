@@ -6,7 +6,7 @@
  */
 import { formatEndpoint, type WorkerEndpoint } from '../../shared/ipc/endpoint.ts';
 import type { WorkerMethod, WorkerMethods } from '../../shared/ipc/messages.ts';
-import { currentCarrier, otelApi, tracingStarted } from '../../shared/tracing.ts';
+import { currentCarrier, inSpan, ipcSpanAttributes, otelApi, tracingStarted } from '../../shared/tracing.ts';
 import { WorkerCallError } from './errors.ts';
 import { pickWorker } from './routing.ts';
 import { type BrokerClientSettings, loadBrokerClientSettings } from './settings.ts';
@@ -86,31 +86,14 @@ export class BrokerWorkerClient {
         options.signal,
       )) as WorkerMethods[M]['result'];
     }
-    const { SpanKind, SpanStatusCode, trace } = otel;
-    const span = trace.getTracer('mcp-gateway').startSpan(
+    return (await inSpan(
+      otel.trace.getTracer('mcp-gateway'),
       `broker-worker/${method}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: { 'rpc.system': 'mcp-gateway-ipc', 'rpc.service': 'broker-worker', 'rpc.method': method },
-      },
+      { kind: otel.SpanKind.CLIENT, attributes: ipcSpanAttributes(method) },
       parent,
-    );
-    try {
-      const carrier = currentCarrier(trace.setSpan(parent, span));
-      return (await link.call(
-        method,
-        params,
-        options.timeoutMs,
-        options.signal,
-        carrier,
-      )) as WorkerMethods[M]['result'];
-    } catch (error) {
-      span.setAttribute('error.type', error instanceof WorkerCallError ? error.code : 'INTERNAL');
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
+      (active) => link.call(method, params, options.timeoutMs, options.signal, currentCarrier(active)),
+      (error) => (error instanceof WorkerCallError ? error.code : 'INTERNAL'),
+    )) as WorkerMethods[M]['result'];
   }
 
   /** True when at least one worker link is up (cheap; for capabilities and health). */
