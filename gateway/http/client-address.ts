@@ -79,14 +79,33 @@ function forwardedAddress(entry: string): string | null {
 
 export type ClientAddressOf = (peer: string, forwardedFor: string | undefined) => string;
 
+/**
+ * canonicalAddress for socket peers, remembered: it runs on every request, uWS reports IPv6
+ * in the long form (3 µs each through URL), and a listener sees the same few peers again
+ * and again. Cleared when full rather than evicting one by one: a refill is cheap.
+ */
+function peerCanonicalizer(): (peer: string) => string | null {
+  const seen = new Map<string, string | null>();
+  return (peer) => {
+    let known = seen.get(peer);
+    if (known === undefined) {
+      if (seen.size >= 4096) seen.clear();
+      known = canonicalAddress(peer);
+      seen.set(peer, known);
+    }
+    return known;
+  };
+}
+
 /** The client address rule for these trusted proxies (none: always the peer). */
 export function clientAddressRule(proxies: TrustedProxy[] | null): ClientAddressOf {
-  if (!proxies) return (peer) => canonicalAddress(peer) ?? peer;
+  const canonicalPeer = peerCanonicalizer();
+  if (!proxies) return (peer) => canonicalPeer(peer) ?? peer;
   const trusted = new BlockList();
   for (const proxy of proxies) trusted.addSubnet(proxy.address, proxy.prefix, proxy.family);
   const isTrusted = (address: string) => trusted.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
   return (peer, forwardedFor) => {
-    let client = canonicalAddress(peer);
+    let client = canonicalPeer(peer);
     if (!client) return peer;
     if (!forwardedFor) return client;
     const hops = forwardedFor.split(',');
