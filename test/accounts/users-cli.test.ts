@@ -1,36 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { runCli } from '../support/cli.ts';
 import { ConsoleClient } from '../support/console-client.ts';
 import { startTestGateway } from '../support/gateway.ts';
 
-const root = join(import.meta.dirname, '../..');
-
-function users(
-  dataDir: string,
-  args: string[],
-  stdin = '',
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/accounts/cli.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, DATA_DIR: dataDir },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const users = (dataDir: string, args: string[], stdin = '') =>
+  runCli('users', args, { env: { DATA_DIR: dataDir }, stdin });
 
 test('npm run users creates the first admin from stdin; that account signs in to the console', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-users-cli-'));
