@@ -110,6 +110,7 @@ export async function startGateway({
     defaultPolicy: config.rateLimitDefault,
     ...(config.RATE_LIMIT_REDIS_URL ? { remote: new RedisRateStore(config.RATE_LIMIT_REDIS_URL) } : {}),
     onStoreError: config.RATE_LIMIT_ON_STORE_ERROR,
+    threads: config.GATEWAY_THREADS,
     log,
     ...(observeLimits ? { observe: observeLimits } : {}),
   });

@@ -17,7 +17,13 @@ import type { RatePolicy } from '../core/key-limits.ts';
 const SLOTS = 65_536;
 const BYTES = SLOTS * 8 * 2 + SLOTS * 4;
 
-export type Verdict = { ok: true; remaining: number } | { ok: false; remaining: 0; waitMicros: number };
+export type Verdict = { ok: true } | { ok: false; waitMicros: number };
+
+/** Requests taken from a bucket at once; none (granted 0) comes with the wait until one. */
+export interface Grant {
+  granted: number;
+  waitMicros: number;
+}
 
 /** Shared by every thread of one process: the clock each thread reads must agree. */
 export function nowMicros(): number {
@@ -57,11 +63,12 @@ export class SharedLimitTable {
   }
 
   /**
-   * Takes one request from the key's bucket (GCRA: a token bucket of `burst` tokens
-   * refilled every `intervalMicros`). Exact under any interleaving of threads: the new
-   * arrival time is published only if no other thread moved it meanwhile.
+   * Takes up to `want` requests at once from the key's bucket (GCRA: a token bucket of
+   * `burst` tokens refilled every `intervalMicros`): all of them if the bucket holds them,
+   * else what it holds, else none and the wait until one. Exact under any interleaving of
+   * threads: the new arrival time is published only if no other thread moved it meanwhile.
    */
-  take(slot: number, policy: RatePolicy, now = nowMicros()): Verdict {
+  lease(slot: number, policy: RatePolicy, want: number, now = nowMicros()): Grant {
     const interval = policy.intervalMicros;
     const tau = policy.burst * interval;
     for (;;) {
@@ -71,12 +78,34 @@ export class SharedLimitTable {
       // raised limit starts with a full bucket instead.
       const debt = Number(stored);
       const base = debt > now + tau ? now : Math.max(debt, now);
-      const next = base + interval;
-      const allowAt = next - tau;
-      if (now < allowAt) return { ok: false, remaining: 0, waitMicros: allowAt - now };
+      const available = Math.floor((now + tau - base) / interval);
+      if (available < 1) return { granted: 0, waitMicros: base + interval - tau - now };
+      const granted = available < want ? available : want;
+      const next = base + granted * interval;
       if (Atomics.compareExchange(this.tat, slot, stored, BigInt(Math.ceil(next))) === stored) {
-        return { ok: true, remaining: Math.floor((tau - (next - now)) / interval) };
+        return { granted, waitMicros: 0 };
       }
+    }
+  }
+
+  /** One request's verdict, taken straight from the bucket (no lease). */
+  take(slot: number, policy: RatePolicy, now = nowMicros()): Verdict {
+    const grant = this.lease(slot, policy, 1, now);
+    return grant.granted > 0 ? { ok: true } : { ok: false, waitMicros: grant.waitMicros };
+  }
+
+  /**
+   * Puts `count` leased, unspent requests back: the bucket holds them again, but never more
+   * than full (a bucket that refilled meanwhile is simply full).
+   */
+  giveBack(slot: number, policy: RatePolicy, count: number, now = nowMicros()): void {
+    for (;;) {
+      const stored = Atomics.load(this.tat, slot);
+      const debt = Number(stored);
+      if (debt <= now) return;
+      const back = debt - count * policy.intervalMicros;
+      const value = back <= now ? 0n : BigInt(Math.ceil(back));
+      if (Atomics.compareExchange(this.tat, slot, stored, value) === stored) return;
     }
   }
 
