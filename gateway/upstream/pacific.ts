@@ -3,19 +3,29 @@
  * turns over at Pacific midnight. Dates are `YYYY-MM-DD` strings; no dependency needed.
  */
 const PACIFIC = 'America/Los_Angeles';
-const dayFormat = new Intl.DateTimeFormat('en-CA', {
-  timeZone: PACIFIC,
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-});
-const hourFormat = new Intl.DateTimeFormat('en-US', { timeZone: PACIFIC, hour: 'numeric', hourCycle: 'h23' });
+/**
+ * Built on first use: a time-zone DateTimeFormat pulls about 5 MiB of ICU locale and zone
+ * data into memory, which an idle gateway (or one without these namespaces in use) never needs.
+ */
+let formats: { day: Intl.DateTimeFormat; hour: Intl.DateTimeFormat } | null = null;
+function pacificFormats(): { day: Intl.DateTimeFormat; hour: Intl.DateTimeFormat } {
+  formats ??= {
+    day: new Intl.DateTimeFormat('en-CA', {
+      timeZone: PACIFIC,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }),
+    hour: new Intl.DateTimeFormat('en-US', { timeZone: PACIFIC, hour: 'numeric', hourCycle: 'h23' }),
+  };
+  return formats;
+}
 
 export const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
 /** The Pacific calendar date at instant `ms`. */
 export function pacificDate(ms: number): string {
-  return dayFormat.format(new Date(ms));
+  return pacificFormats().day.format(new Date(ms));
 }
 
 export function addDays(date: string, days: number): string {
@@ -39,7 +49,7 @@ export function pacificMidnight(date: string): Date {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   for (const offset of [7, 8]) {
     const candidate = Date.UTC(y, m - 1, d, offset);
-    if (pacificDate(candidate) === date && Number(hourFormat.format(new Date(candidate))) === 0) {
+    if (pacificDate(candidate) === date && Number(pacificFormats().hour.format(new Date(candidate))) === 0) {
       return new Date(candidate);
     }
   }
