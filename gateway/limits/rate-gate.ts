@@ -114,7 +114,14 @@ export class RateGate {
       if (lease.tokens <= lease.lowWater && lease.refilling === null) this.prefetch(lease);
       return null;
     }
-    return this.remote === undefined ? this.checkLocal(lease, namespace) : this.checkRemote(lease, namespace);
+    if (this.remote === undefined) return this.checkLocal(lease, namespace);
+    // A flood past the budget is refused here, without a promise or a Redis call each.
+    if (lease.emptyUntil !== 0) {
+      const left = lease.emptyUntil - Date.now();
+      if (left > 0) return this.refuse(lease, namespace, left * 1000);
+      lease.emptyUntil = 0;
+    }
+    return this.checkRemote(lease, namespace);
   }
 
   private leaseFor(keyId: string, policy: RatePolicy, old: Lease | undefined): Lease {
@@ -154,11 +161,6 @@ export class RateGate {
   }
 
   private async checkRemote(lease: Lease, namespace: string): Promise<HttpResponse | null> {
-    if (lease.emptyUntil !== 0) {
-      const left = lease.emptyUntil - Date.now();
-      if (left > 0) return this.refuse(lease, namespace, left * 1000);
-      lease.emptyUntil = 0;
-    }
     const remote = this.remote as RemoteRateStore;
     let grant: Grant;
     try {
