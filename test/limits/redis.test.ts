@@ -1,7 +1,8 @@
 /**
  * RATE_LIMIT_REDIS_URL: two real gateway processes sharing one real Valkey server hold a
- * key to one budget; with the server killed, `allow` keeps serving on each process's own
- * limit and `deny` answers 503; both recover on their own when it returns.
+ * key to one budget, small or big enough to be leased; with the server killed, `allow`
+ * keeps serving on each process's own limit and `deny` answers 503; both recover on their
+ * own when it returns.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -63,6 +64,16 @@ test('two processes, one Redis: one budget; Redis killed: allow and deny; Redis 
   for (let i = 0; i < budget * 2; i++) statuses.push(await send((i % 2 === 0 ? a : b).url, key));
   const ok = statuses.filter((status) => status === 200).length;
   assert.ok(ok >= budget && ok <= budget * 1.1, `admitted ${ok} of ${budget} across two processes`);
+
+  // A budget big enough to be leased (10 requests per lease): still one budget for both.
+  const leased = 1280;
+  const big = mint({ rate: { count: 1, per: 'min' }, burst: leased });
+  let bigOk = 0;
+  for (let i = 0; i < 700; i++) {
+    const pair = await Promise.all([send(a.url, big), send(b.url, big)]);
+    bigOk += pair.filter((status) => status === 200).length;
+  }
+  assert.ok(bigOk >= leased && bigOk <= leased * 1.1, `admitted ${bigOk} of ${leased} with leases`);
 
   const deny = await gateway('deny');
   const small = mint({ rate: { count: 1, per: 'min' }, burst: 3 });
