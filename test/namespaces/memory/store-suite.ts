@@ -3,15 +3,18 @@
  * the same cases). Each case uses fresh api key ids, so cases share one store per file.
  * Cases: store-suite-rows.ts (writes, reads, lists, deletes, stats) and
  * store-suite-search.ts (search and embeddings), store-suite-updates.ts (supersession and
- * keyword matching); what they share: store-suite-helpers.ts.
+ * keyword matching), store-suite-writes.ts (the write plan's decisions); what they share:
+ * store-suite-helpers.ts.
  */
 import type { MemoryStore } from '../../../gateway/namespaces/memory/store/types.ts';
 import { memoryRowCases } from './store-suite-rows.ts';
 import { memorySearchCases } from './store-suite-search.ts';
 import { memoryUpdateCases } from './store-suite-updates.ts';
+import { memoryWriteCases } from './store-suite-writes.ts';
 
 export function memoryStoreSuite(name: string, getStore: () => MemoryStore): void {
   memoryRowCases(name, getStore);
   memorySearchCases(name, getStore);
   memoryUpdateCases(name, getStore);
+  memoryWriteCases(name, getStore);
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   createPgPool,
   type PgClient,
@@ -6,37 +5,27 @@ import {
   runPgMigrations,
   withPgTransaction,
 } from '../../../store/index.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  type MemoryRow,
-  mergeMetadata,
-  pageBySize,
-  sameJson,
-  sortedMetadata,
-  toRecord,
-  unionTags,
-} from './common.ts';
+import { decodeCursor, encodeCursor, type MemoryRow, mergeMetadata, pageBySize, toRecord } from './common.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
-import {
-  type EmbeddingModelInfo,
-  type MemoryFilter,
-  MemoryLimitError,
-  type MemoryRecord,
-  type MemoryStats,
-  type MemoryStore,
-  type Page,
-  type PendingEmbedding,
-  type PendingOutcome,
-  type SearchCandidates,
-  type SearchRequest,
-  SupersedesNotFoundError,
-  type UpdatePatch,
-  type WriteInput,
-  type WriteResult,
+import { PgWriteStatements } from './postgres-write.ts';
+import type {
+  EmbeddingModelInfo,
+  MemoryFilter,
+  MemoryRecord,
+  MemoryStats,
+  MemoryStore,
+  Page,
+  PendingEmbedding,
+  PendingOutcome,
+  SearchCandidates,
+  SearchRequest,
+  UpdatePatch,
+  WriteInput,
+  WriteResult,
 } from './types.ts';
+import { autoSupersedeOrder, planWrite, runWritePlanAsync } from './write-plan.ts';
 
 /**
  * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
@@ -91,136 +80,10 @@ export class PostgresMemoryStore implements MemoryStore {
     return toRecord((await c.query('SELECT * FROM memories WHERE id = $1', [id])).rows[0] as MemoryRow);
   }
 
-  /** A `supersedes` naming no memory of the key writes nothing. */
   async write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
-    return this.tx(apiKeyId, async (c) => {
-      const older = input.supersedes;
-      if (older !== undefined) {
-        const found = await c.query(
-          'SELECT 1 FROM memories WHERE public_id = $1 AND api_key_id = $2 AND (expires_at IS NULL OR expires_at > $3)',
-          [older, apiKeyId, now],
-        );
-        if (found.rowCount === 0) throw new SupersedesNotFoundError(older);
-      }
-      const result = await this.writeRow(c, apiKeyId, input, maxPerKey, now);
-      if (older !== undefined && older !== result.memory.id) {
-        await c.query('UPDATE memories SET superseded_by = $1 WHERE public_id = $2 AND api_key_id = $3', [
-          result.memory.id,
-          older,
-          apiKeyId,
-        ]);
-      }
-      return result;
-    });
-  }
-
-  private async writeRow(
-    c: PgClient,
-    apiKeyId: string,
-    input: WriteInput,
-    maxPerKey: number,
-    now: number,
-  ): Promise<WriteResult> {
-    {
-      await c.query(
-        'DELETE FROM memories WHERE api_key_id = $1 AND expires_at IS NOT NULL AND expires_at <= $2',
-        [apiKeyId, now],
-      );
-      const metadata = sortedMetadata(input.metadata);
-      if (input.key !== null) {
-        const existing = (
-          await c.query('SELECT * FROM memories WHERE api_key_id = $1 AND namespace = $2 AND key = $3', [
-            apiKeyId,
-            input.namespace,
-            input.key,
-          ])
-        ).rows[0] as MemoryRow | undefined;
-        if (existing) {
-          const same =
-            existing.content === input.content &&
-            sameJson(existing.tags, input.tags) &&
-            sameJson(sortedMetadata(existing.metadata as Record<string, string>), metadata) &&
-            existing.pinned === input.pinned &&
-            (existing.expires_at === null ? null : Number(existing.expires_at)) === input.expiresAt;
-          if (same) return { memory: toRecord(existing), status: 'unchanged', evictedIds: [] };
-          await c.query(
-            `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, pinned = $5, expires_at = $6,
-               updated_at = $7, embedding_status = CASE WHEN content_hash <> $2 THEN 'pending' ELSE embedding_status END
-             WHERE id = $8`,
-            [
-              input.content,
-              input.contentHash,
-              input.tags,
-              metadata,
-              input.pinned,
-              input.expiresAt,
-              now,
-              existing.id,
-            ],
-          );
-          return {
-            memory: await PostgresMemoryStore.byId(c, existing.id),
-            status: 'updated',
-            evictedIds: [],
-          };
-        }
-      } else if (input.dedupe === 'exact') {
-        const twin = (
-          await c.query(
-            'SELECT * FROM memories WHERE api_key_id = $1 AND namespace = $2 AND content_hash = $3 ORDER BY id LIMIT 1',
-            [apiKeyId, input.namespace, input.contentHash],
-          )
-        ).rows[0] as MemoryRow | undefined;
-        if (twin) {
-          const tags = twin.tags as string[];
-          const merged = unionTags(tags, input.tags);
-          if (merged.length !== tags.length || (input.pinned && !twin.pinned)) {
-            await c.query('UPDATE memories SET tags = $1, pinned = $2, updated_at = $3 WHERE id = $4', [
-              merged,
-              input.pinned || Boolean(twin.pinned),
-              now,
-              twin.id,
-            ]);
-          }
-          return { memory: await PostgresMemoryStore.byId(c, twin.id), status: 'unchanged', evictedIds: [] };
-        }
-      }
-      const evictedIds = await this.makeRoom(c, apiKeyId, maxPerKey);
-      const inserted = await c.query(
-        `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
-           expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING *`,
-        [
-          randomUUID(),
-          apiKeyId,
-          input.namespace,
-          input.key,
-          input.content,
-          input.contentHash,
-          input.tags,
-          metadata,
-          input.pinned,
-          input.expiresAt,
-          now,
-        ],
-      );
-      return { memory: toRecord(inserted.rows[0] as MemoryRow), status: 'created', evictedIds };
-    }
-  }
-
-  private async makeRoom(c: PgClient, apiKeyId: string, maxPerKey: number): Promise<string[]> {
-    const { n } = (await c.query('SELECT COUNT(*)::int AS n FROM memories WHERE api_key_id = $1', [apiKeyId]))
-      .rows[0] as { n: number };
-    const excess = n + 1 - maxPerKey;
-    if (excess <= 0) return [];
-    const victims = (
-      await c.query(
-        'SELECT id, public_id FROM memories WHERE api_key_id = $1 AND NOT pinned ORDER BY updated_at, id LIMIT $2',
-        [apiKeyId, excess],
-      )
-    ).rows as { id: string; public_id: string }[];
-    if (victims.length < excess) throw new MemoryLimitError(maxPerKey);
-    await c.query('DELETE FROM memories WHERE id = ANY($1::bigint[])', [victims.map((v) => v.id)]);
-    return victims.map((v) => v.public_id);
+    return this.tx(apiKeyId, (c) =>
+      runWritePlanAsync(planWrite(input, maxPerKey), new PgWriteStatements(c, apiKeyId, now)),
+    );
   }
 
   async get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null> {
@@ -377,12 +240,9 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number> {
-    if (minSimilarity >= 1 || rowIds.length === 0) return 0;
-    return pgSupersedeSimilar(
-      this.access,
-      [...rowIds].sort((a, b) => a - b),
-      minSimilarity,
-    );
+    const order = autoSupersedeOrder(rowIds, minSimilarity);
+    if (order.length === 0) return 0;
+    return pgSupersedeSimilar(this.access, order, minSimilarity);
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {

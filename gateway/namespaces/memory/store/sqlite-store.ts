@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import {
@@ -8,16 +7,7 @@ import {
   startWalCheckpointer,
   type WalCheckpointer,
 } from '../../../store/index.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  type MemoryRow,
-  mergeMetadata,
-  pageBySize,
-  sortedMetadata,
-  toRecord,
-  unionTags,
-} from './common.ts';
+import { decodeCursor, encodeCursor, type MemoryRow, mergeMetadata, pageBySize, toRecord } from './common.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
 import { registerMemoryFunctions } from './sqlite-fts.ts';
@@ -25,24 +15,24 @@ import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
 import { sqliteSearch } from './sqlite-search.ts';
 import { supersedeSimilarRows } from './sqlite-supersede.ts';
 import { SqliteVectorSpace } from './sqlite-vectors.ts';
+import { SqliteWriteStatements } from './sqlite-write.ts';
 import { SqliteWriteGroup } from './sqlite-write-group.ts';
-import {
-  type EmbeddingModelInfo,
-  type MemoryFilter,
-  MemoryLimitError,
-  type MemoryRecord,
-  type MemoryStats,
-  type MemoryStore,
-  type Page,
-  type PendingEmbedding,
-  type PendingOutcome,
-  type SearchCandidates,
-  type SearchRequest,
-  SupersedesNotFoundError,
-  type UpdatePatch,
-  type WriteInput,
-  type WriteResult,
+import type {
+  EmbeddingModelInfo,
+  MemoryFilter,
+  MemoryRecord,
+  MemoryStats,
+  MemoryStore,
+  Page,
+  PendingEmbedding,
+  PendingOutcome,
+  SearchCandidates,
+  SearchRequest,
+  UpdatePatch,
+  WriteInput,
+  WriteResult,
 } from './types.ts';
+import { autoSupersedeOrder, planWrite, runWritePlan } from './write-plan.ts';
 
 export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;
 
@@ -101,118 +91,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** Answers once the row is committed, together with the other writes of this turn. */
   write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
-    return this.writes.run(() => this.writeNow(apiKeyId, input, maxPerKey, now));
-  }
-
-  /** Runs inside the write group's transaction; a `supersedes` naming no memory of the key writes nothing. */
-  private writeNow(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): WriteResult {
-    const older = input.supersedes;
-    if (older !== undefined && !this.row(apiKeyId, older, now)) throw new SupersedesNotFoundError(older);
-    const result = this.writeRow(apiKeyId, input, maxPerKey, now);
-    if (older === undefined || older === result.memory.id) return result;
-    this.st('UPDATE memories SET superseded_by = ? WHERE public_id = ? AND api_key_id = ?').run(
-      result.memory.id,
-      older,
-      apiKeyId,
+    return this.writes.run(() =>
+      runWritePlan(
+        planWrite(input, maxPerKey),
+        new SqliteWriteStatements((sql) => this.st(sql), apiKeyId, now),
+      ),
     );
-    return result;
-  }
-
-  private writeRow(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): WriteResult {
-    // Expired rows are gone for every purpose: they neither block a key nor count to the cap.
-    this.st('DELETE FROM memories WHERE api_key_id = ? AND expires_at IS NOT NULL AND expires_at <= ?').run(
-      apiKeyId,
-      now,
-    );
-    const metadata = JSON.stringify(sortedMetadata(input.metadata));
-    const tags = JSON.stringify(input.tags);
-    if (input.key !== null) {
-      const existing = this.st(
-        'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND key = ?',
-      ).get(apiKeyId, input.namespace, input.key) as MemoryRow | undefined;
-      if (existing) {
-        const same =
-          existing.content === input.content &&
-          existing.tags === tags &&
-          existing.metadata === metadata &&
-          Boolean(existing.pinned) === input.pinned &&
-          existing.expires_at === input.expiresAt;
-        if (same) return { memory: toRecord(existing), status: 'unchanged', evictedIds: [] };
-        const changed = existing.content_hash !== input.contentHash;
-        this.st(
-          `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
-             updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END WHERE id = ?`,
-        ).run(
-          input.content,
-          input.contentHash,
-          tags,
-          metadata,
-          input.pinned ? 1 : 0,
-          input.expiresAt,
-          now,
-          changed ? 1 : 0,
-          existing.id,
-        );
-        return { memory: this.byId(existing.id), status: 'updated', evictedIds: [] };
-      }
-    } else if (input.dedupe === 'exact') {
-      const twin = this.st(
-        'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND content_hash = ? ORDER BY id LIMIT 1',
-      ).get(apiKeyId, input.namespace, input.contentHash) as MemoryRow | undefined;
-      if (twin) {
-        const merged = unionTags(JSON.parse(twin.tags as string), input.tags);
-        if (
-          merged.length !== (JSON.parse(twin.tags as string) as string[]).length ||
-          (input.pinned && !twin.pinned)
-        ) {
-          this.st('UPDATE memories SET tags = ?, pinned = ?, updated_at = ? WHERE id = ?').run(
-            JSON.stringify(merged),
-            input.pinned || twin.pinned ? 1 : 0,
-            now,
-            twin.id,
-          );
-        }
-        return { memory: this.byId(twin.id), status: 'unchanged', evictedIds: [] };
-      }
-    }
-    const evictedIds = this.makeRoom(apiKeyId, maxPerKey);
-    const inserted = this.st(
-      `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
-         expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      randomUUID(),
-      apiKeyId,
-      input.namespace,
-      input.key,
-      input.content,
-      input.contentHash,
-      tags,
-      metadata,
-      input.pinned ? 1 : 0,
-      input.expiresAt,
-      now,
-      now,
-    );
-    return { memory: this.byId(Number(inserted.lastInsertRowid)), status: 'created', evictedIds };
-  }
-
-  /** Evicts the least recently written unpinned memories so one more fits under the cap. */
-  private makeRoom(apiKeyId: string, maxPerKey: number): string[] {
-    const n =
-      (
-        this.st('SELECT n FROM memory_key_counts WHERE api_key_id = ?').get(apiKeyId) as
-          | { n: number }
-          | undefined
-      )?.n ?? 0;
-    const excess = n + 1 - maxPerKey;
-    if (excess <= 0) return [];
-    const victims = this.st(
-      'SELECT id, public_id FROM memories WHERE api_key_id = ? AND pinned = 0 ORDER BY updated_at, id LIMIT ?',
-    ).all(apiKeyId, excess) as { id: number; public_id: string }[];
-    if (victims.length < excess) throw new MemoryLimitError(maxPerKey);
-    const remove = this.st('DELETE FROM memories WHERE id = ?');
-    for (const victim of victims) remove.run(victim.id);
-    return victims.map((victim) => victim.public_id);
   }
 
   async get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null> {
@@ -378,14 +262,9 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number> {
-    if (minSimilarity >= 1 || !this.vectors.ready) return 0;
-    return supersedeSimilarRows(
-      this.db,
-      (sql) => this.st(sql),
-      this.bitIndex,
-      [...rowIds].sort((a, b) => a - b),
-      minSimilarity,
-    );
+    const order = autoSupersedeOrder(rowIds, minSimilarity);
+    if (order.length === 0 || !this.vectors.ready) return 0;
+    return supersedeSimilarRows(this.db, (sql) => this.st(sql), this.bitIndex, order, minSimilarity);
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {

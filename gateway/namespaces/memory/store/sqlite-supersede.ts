@@ -2,19 +2,14 @@ import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
 import type { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { signBits } from './sqlite-schema.ts';
+import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
 
 type Statements = (sql: string) => Database.Statement<unknown[]>;
 
-/** Nearest older memories looked at per new one: a likely update is among the closest few. */
-const NEIGHBOURS = 16;
-
 /**
- * The automatic update rule (see ranking.ts and docs/decisions.md): each given memory, once
- * embedded, supersedes the older memories of its key and namespace whose vectors lie within
- * `minSimilarity` cosine of its own. Pinned memories and upsert-keyed ones are never
- * superseded this way (their writers manage them), nor are ones already superseded.
- * Candidates come from the key's in-memory sign bits and are checked by float cosine, so a
- * large key costs a bit scan, not a cosine over every vector.
+ * The automatic update rule (autoSupersedeOrder in write-plan.ts) in SQLite: candidates come
+ * from the key's in-memory sign bits and are checked by float cosine, so a large key costs
+ * a bit scan, not a cosine over every vector. Rows already superseded are skipped.
  */
 export function supersedeSimilarRows(
   db: SqliteDatabase,
@@ -36,7 +31,7 @@ export function supersedeSimilarRows(
       const vector = new Float32Array(
         row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.length),
       );
-      const near = bitIndex.candidates(row.api_key_id, signBits(vector), NEIGHBOURS + 1);
+      const near = bitIndex.candidates(row.api_key_id, signBits(vector), SUPERSEDE_NEIGHBOURS + 1);
       if (near.length === 0) continue;
       marked += st(
         `UPDATE memories SET superseded_by = @by WHERE id IN (
