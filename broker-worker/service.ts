@@ -11,12 +11,8 @@ import { BrokerHealth } from './health.ts';
 import type { CallContext, Dispatch } from './ipc/server.ts';
 import { describeKafkaError, isAuthenticationFailure } from './kafka/errors.ts';
 import type { Logger } from './logger.ts';
-import { consume } from './methods/consume.ts';
 import { type MethodContext, makeContext } from './methods/context.ts';
-import { publish } from './methods/publish.ts';
-import { settle } from './methods/settle.ts';
 import { status } from './methods/status.ts';
-import { createTopic, deleteTopic, topics } from './methods/topics.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { WorkerSettings } from './settings.ts';
 
@@ -30,6 +26,14 @@ const ACTIONS: Record<WorkerMethod, string> = {
   deleteTopic: 'delete the topic',
   metrics: 'report metrics',
 };
+
+type Calls = typeof import('./methods/calls.ts');
+let calls: Calls | null = null;
+/** Loaded on the first call that needs it, then read synchronously (see methods/calls.ts). */
+async function loadCalls(): Promise<Calls> {
+  calls ??= await import('./methods/calls.ts');
+  return calls;
+}
 
 const PROBE_EVERY_MS = 2000;
 const PROBE_TIMEOUT_MS = 1500;
@@ -166,23 +170,34 @@ export class BrokerService {
   };
 
   private run(method: WorkerMethod, params: unknown, call: CallContext): Promise<unknown> {
+    if (method === 'status') return Promise.resolve(status(this.ctx));
+    if (method === 'metrics')
+      return this.metrics ? this.metrics.registry.getMetricsAsJSON() : Promise.resolve([]);
+    // After the first call the methods are loaded: no extra turn of the event loop per call.
+    return calls
+      ? this.runCall(calls, method, params, call)
+      : loadCalls().then((loaded) => this.runCall(loaded, method, params, call));
+  }
+
+  private runCall(
+    methods: Calls,
+    method: Exclude<WorkerMethod, 'status' | 'metrics'>,
+    params: unknown,
+    call: CallContext,
+  ): Promise<unknown> {
     switch (method) {
-      case 'status':
-        return Promise.resolve(status(this.ctx));
       case 'publish':
-        return publish(this.ctx, params, call);
+        return methods.publish(this.ctx, params, call);
       case 'consume':
-        return consume(this.ctx, params, call);
+        return methods.consume(this.ctx, params, call);
       case 'settle':
-        return settle(this.ctx, params);
+        return methods.settle(this.ctx, params);
       case 'topics':
-        return topics(this.ctx, params);
+        return methods.topics(this.ctx, params);
       case 'createTopic':
-        return createTopic(this.ctx, params, call);
+        return methods.createTopic(this.ctx, params, call);
       case 'deleteTopic':
-        return deleteTopic(this.ctx, params, call);
-      case 'metrics':
-        return this.metrics ? this.metrics.registry.getMetricsAsJSON() : Promise.resolve([]);
+        return methods.deleteTopic(this.ctx, params, call);
     }
   }
 

@@ -18,7 +18,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { z } from 'zod';
 import {
   type BrokerSettings,
   parseBrokerSettings,
@@ -48,9 +47,11 @@ type Env = Record<string, string | undefined>;
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name]?.trim();
   if (!raw) return fallback;
-  const parsed = z.coerce.number().int().min(min).max(max).safeParse(raw);
-  if (!parsed.success) throw new SettingsError(name, `"${raw}" is not a whole number from ${min} to ${max}`);
-  return parsed.data;
+  // Number() as zod's coerce read it ("1e4" and "0x10" included); no zod at start.
+  const parsed = Number(raw);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max)
+    throw new SettingsError(name, `"${raw}" is not a whole number from ${min} to ${max}`);
+  return parsed;
 }
 
 export function loadWorkerSettings(env: Env = process.env): WorkerSettings {

@@ -8,8 +8,7 @@
  * reported by `brokerReadiness` and by every event tool.
  */
 import { inspect } from 'node:util';
-import type { z } from 'zod';
-import { groupName, topicName } from './event/schemas.ts';
+import { groupNameProblem, topicNameProblem } from './event/names.ts';
 
 export const SECURITY_PROTOCOLS = ['SASL_SSL', 'SASL_PLAINTEXT', 'SSL', 'PLAINTEXT'] as const;
 export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
@@ -80,10 +79,10 @@ function value(env: Env, name: string): string | null {
   return trimmed.length === 0 ? null : trimmed;
 }
 
-function check<T>(name: string, schema: z.ZodType<T>, raw: string): T {
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  throw new SettingsError(name, parsed.error.issues[0]?.message ?? 'invalid value');
+function check(name: string, problemOf: (raw: string) => string | null, raw: string): string {
+  const problem = problemOf(raw);
+  if (problem) throw new SettingsError(name, problem);
+  return raw;
 }
 
 const hostPort = /^(\[[0-9a-fA-F:.]+\]|[^\s:/,[\]]+):(\d{1,5})$/;
@@ -143,8 +142,10 @@ export function parseBrokerSettings(env: Env = process.env): BrokerSettings {
     credentials: apiKey !== null && apiSecret !== null ? new BrokerCredentials(apiKey, apiSecret) : null,
     apiKeySet: apiKey !== null,
     apiSecretSet: apiSecret !== null,
-    defaultTopic: defaultTopic === null ? null : check('BROKER_DEFAULT_TOPIC', topicName, defaultTopic),
-    consumerGroup: consumerGroup === null ? null : check('BROKER_CONSUMER_GROUP', groupName, consumerGroup),
+    defaultTopic:
+      defaultTopic === null ? null : check('BROKER_DEFAULT_TOPIC', topicNameProblem, defaultTopic),
+    consumerGroup:
+      consumerGroup === null ? null : check('BROKER_CONSUMER_GROUP', groupNameProblem, consumerGroup),
     allowTopicAdmin: env.BROKER_ALLOW_TOPIC_ADMIN === 'true',
     sslCaFile: value(env, 'BROKER_SSL_CA_FILE'),
     clientId: value(env, 'BROKER_CLIENT_ID') ?? 'mcp-event-gateway',

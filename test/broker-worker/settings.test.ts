@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { loadWorkerSettings } from '../../broker-worker/settings.ts';
 import { brokerReadiness, parseBrokerSettings, SettingsError } from '../../shared/broker-settings.ts';
+import { groupNameProblem, topicNameProblem } from '../../shared/event/names.ts';
+import { groupName, topicName } from '../../shared/event/schemas.ts';
 import { runWorkerToExit } from './support/worker-process.ts';
 
 function failsNaming(variable: string, env: Record<string, string>) {
@@ -63,6 +65,24 @@ describe('worker settings', () => {
       parseBrokerSettings({ BROKER_BOOTSTRAP_SERVERS: 'a:9092', BROKER_API_KEY: 'k' }),
     );
     assert.deepEqual(noSecret.missingSettings, ['BROKER_API_SECRET']);
+  });
+
+  it('checks topic and group names at start as the tool schemas do, with the same sentences', () => {
+    const topics = ['orders', 'a.b_c-1', '', '.', '..', 'bad topic!', 'ü', 'x'.repeat(249), 'x'.repeat(250)];
+    for (const name of topics) {
+      const parsed = topicName.safeParse(name);
+      assert.equal(topicNameProblem(name), parsed.success ? null : parsed.error.issues[0]?.message, name);
+    }
+    for (const name of ['g', '', 'x'.repeat(255), 'x'.repeat(256)]) {
+      const parsed = groupName.safeParse(name);
+      assert.equal(groupNameProblem(name), parsed.success ? null : parsed.error.issues[0]?.message, name);
+    }
+    assert.throws(
+      () => parseBrokerSettings({ BROKER_CONSUMER_GROUP: 'x'.repeat(256) }),
+      /BROKER_CONSUMER_GROUP: group must be at most 255 characters/,
+    );
+    assert.equal(loadWorkerSettings({ BROKER_MAX_CONSUMERS: '1e2' }).maxConsumers, 100);
+    failsNaming('BROKER_MAX_CONSUMERS', { BROKER_MAX_CONSUMERS: '2.5' });
   });
 
   it('never serializes the credentials', () => {

@@ -79,6 +79,20 @@ describe('frame schema', () => {
     }
   });
 
+  it('keeps only the fields a frame type has (a newer peer may send more)', () => {
+    const parsed = parseFrame({ ...req, extra: 1, trace: { traceparent: 'tp', other: 2 } });
+    assert.equal(parsed.ok, true);
+    if (parsed.ok) assert.deepEqual(parsed.frame, { ...req, trace: { traceparent: 'tp' } });
+    const error = parseFrame({
+      t: 'err',
+      id: 3,
+      error: { code: 'INTERNAL', message: 'm', retriable: false, x: 1 },
+    });
+    assert.ok(error.ok && error.frame.t === 'err');
+    if (error.ok && error.frame.t === 'err')
+      assert.deepEqual(error.frame.error, { code: 'INTERNAL', message: 'm', retriable: false });
+  });
+
   it('rejects wrong shapes with a sentence', () => {
     const cases: unknown[] = [
       null,
@@ -89,6 +103,13 @@ describe('frame schema', () => {
       { t: 'req', id: 1, method: 'dropTables', params: {}, deadlineMs: 1 },
       { t: 'req', id: 1, method: 'publish', params: {}, deadlineMs: -1 },
       { t: 'err', id: 1, error: { code: 'MADE_UP', message: 'm', retriable: true } },
+      { t: 'err', id: 1, error: 'INTERNAL' },
+      { t: 'req', id: 1, method: 'publish', params: {}, deadlineMs: 1, trace: { traceparent: 7 } },
+      { t: 'cancel', id: 1, answerNow: false },
+      { t: 'hello', version: 1, token: 'x'.repeat(1001) },
+      { t: 'ping' },
+      ['req'],
+      { t: 'toString' },
     ];
     for (const value of cases) {
       const parsed = parseFrame(value);
