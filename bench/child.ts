@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -44,4 +45,20 @@ export async function rssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round((kb / 1024) * 10) / 10;
+}
+
+/**
+ * The Procfile's command for `name` without its `node` (`[flags] script`), so a bench runs
+ * what production runs, flags included.
+ */
+export async function procfileArgs(name: string): Promise<string[]> {
+  const text = await readFile(join(benchRoot, 'Procfile'), 'utf8');
+  const line = text.split('\n').find((entry) => entry.startsWith(`${name}:`));
+  if (!line) throw new Error(`Procfile has no ${name} line`);
+  const [node, ...args] = line
+    .slice(name.length + 1)
+    .trim()
+    .split(/\s+/);
+  if (node !== 'node') throw new Error(`Procfile ${name}: expected "node ...", got "${node}"`);
+  return args;
 }

@@ -6,14 +6,14 @@
  * one memory_search, which load the embedder). Targets from issue 25 are printed beside.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
 import { ApiKeyStore } from '../gateway/keys/store.ts';
 import { keyStorePath } from '../gateway/server.ts';
-import { benchRoot, rssMb } from './child.ts';
+import { benchRoot, procfileArgs, rssMb } from './child.ts';
 import { machineInfo } from './machine.ts';
 import { callTool } from './mcp-call.ts';
 
@@ -26,19 +26,6 @@ interface Sample {
   gateway: number;
   worker: number;
   tree: number;
-}
-
-/** The Procfile's command for `name` (`node [flags] script`), so the bench runs what it says. */
-async function procfileArgs(name: string): Promise<string[]> {
-  const text = await readFile(join(benchRoot, 'Procfile'), 'utf8');
-  const line = text.split('\n').find((entry) => entry.startsWith(`${name}:`));
-  if (!line) throw new Error(`Procfile has no ${name} line`);
-  const [node, ...args] = line
-    .slice(name.length + 1)
-    .trim()
-    .split(/\s+/);
-  if (node !== 'node') throw new Error(`Procfile ${name}: expected "node ...", got "${node}"`);
-  return args;
 }
 
 async function startProcfileLine(name: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {

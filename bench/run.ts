@@ -62,6 +62,30 @@ if (process.argv.includes('consume')) {
   process.exit(0);
 }
 
+// `npm run bench -- event` runs the event_publish rows alone (c1 and c64, about a minute;
+// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's). No file.
+if (process.argv.includes('event')) {
+  const broker = await startPrivateKafka(0);
+  try {
+    const stack = await startStack(broker.kafka.plaintext);
+    const rows = await benchPublish(broker.kafka.plaintext, stack, [1, 64], plan.publishSeconds, log).finally(
+      () => stack.stop(),
+    );
+    console.table(
+      rows.map((row) => ({
+        concurrency: row.concurrency,
+        rps: row.rps,
+        'p50/p99 ms': `${row.p50Ms}/${row.p99Ms}`,
+        'kafkajs rps': row.kafkajsRps,
+        ratio: ratio(row.rps, row.kafkajsRps),
+      })),
+    );
+  } finally {
+    await broker.cleanup();
+  }
+  process.exit(0);
+}
+
 const started = Date.now();
 log(
   `${quick ? 'quick' : 'full'} run; starting two local Kafka brokers (rebalance delay 0 and the default 3000 ms)`,
