@@ -36,8 +36,6 @@ const ALLOWED = new Set<string>([
   'gateway/namespaces/gsc/tools-sites.ts:siteTools',
   'gateway/namespaces/memory/embeddings/minilm/graph.ts:buildBertGraph',
   'gateway/namespaces/memory/schemas.ts:inputSchemas',
-  'gateway/namespaces/memory/store/postgres-store.ts:writeRow',
-  'gateway/namespaces/memory/tools.ts:createMemoryTools',
   'gateway/namespaces/producthunt/tools-more.ts:otherTools',
   'gateway/namespaces/producthunt/tools-posts.ts:postTools',
   'gateway/namespaces/skills/skill-md.ts:lintSkillMarkdown',

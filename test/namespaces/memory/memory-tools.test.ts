@@ -277,6 +277,28 @@ describe('memory namespace over MCP', () => {
     assert.equal((await ok(alice, 'memory_stats')).count, before);
   });
 
+  test('supersedes naming no memory of the key is refused by id, and nothing is stored or marked', async () => {
+    const mine = await ok(alice, 'memory_write', { content: 'standup is at 9:30' });
+    const [aliceBefore, bobBefore] = [
+      (await ok(alice, 'memory_stats')).count,
+      (await ok(bob, 'memory_stats')).count,
+    ];
+    const unknown = crypto.randomUUID();
+    assert.equal(
+      await fails(alice, 'memory_write', { content: 'standup moved to 10:00', supersedes: unknown }),
+      `supersedes: no memory ${unknown} in this key; pass the id of an existing memory (memory_search or memory_list show ids)`,
+    );
+    // Another key's memory is as unknown as a made-up id.
+    assert.match(
+      await fails(bob, 'memory_write', { content: 'standup at 10', supersedes: mine.id }),
+      new RegExp(mine.id),
+    );
+    assert.equal((await ok(alice, 'memory_stats')).count, aliceBefore);
+    assert.equal((await ok(bob, 'memory_stats')).count, bobBefore);
+    assert.equal((await ok(alice, 'memory_get', { id: mine.id })).superseded_by, null);
+    await ok(alice, 'memory_delete', { id: mine.id });
+  });
+
   test('list pages with cursors and export returns full content; stats reports the model', async () => {
     const long = `long memory ${'z'.repeat(500)}`;
     const written = await ok(alice, 'memory_write', { content: long, namespace: 'pages' });

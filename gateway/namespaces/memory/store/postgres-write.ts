@@ -3,13 +3,18 @@ import { type MemoryRow, toRecord } from './common.ts';
 import type { MemoryRecord } from './types.ts';
 import type { AsyncWriteStatements, RowValues, StoredMemory } from './write-plan.ts';
 
+/** A row's values in column order; the driver sends tags as text[] and metadata as jsonb. */
+function columns(values: RowValues): unknown[] {
+  return [values.content, values.contentHash, values.tags, values.metadata, values.pinned, values.expiresAt];
+}
+
 function stored(row: MemoryRow | undefined): StoredMemory | undefined {
   return row && { rowId: Number(row.id), contentHash: row.content_hash, memory: toRecord(row) };
 }
 
 /**
- * The write plan's statements in Postgres's dialect (text[] tags, jsonb metadata, boolean
- * pinned), on the client of the transaction that holds the key's advisory lock.
+ * The write plan's statements in Postgres's dialect, on the client of the transaction that
+ * holds the key's advisory lock.
  */
 export class PgWriteStatements implements AsyncWriteStatements {
   constructor(
@@ -81,19 +86,7 @@ export class PgWriteStatements implements AsyncWriteStatements {
     const row = await this.one(
       `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
          expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING *`,
-      [
-        id,
-        this.apiKeyId,
-        namespace,
-        key,
-        values.content,
-        values.contentHash,
-        values.tags,
-        values.metadata,
-        values.pinned,
-        values.expiresAt,
-        this.now,
-      ],
+      [id, this.apiKeyId, namespace, key, ...columns(values), this.now],
     );
     return toRecord(row!);
   }
@@ -103,17 +96,7 @@ export class PgWriteStatements implements AsyncWriteStatements {
       `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, pinned = $5, expires_at = $6,
          updated_at = $7, embedding_status = CASE WHEN $8::boolean THEN 'pending' ELSE embedding_status END
        WHERE id = $9 RETURNING *`,
-      [
-        values.content,
-        values.contentHash,
-        values.tags,
-        values.metadata,
-        values.pinned,
-        values.expiresAt,
-        this.now,
-        reembed,
-        rowId,
-      ],
+      [...columns(values), this.now, reembed, rowId],
     );
     return toRecord(row!);
   }

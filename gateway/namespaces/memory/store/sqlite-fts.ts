@@ -64,15 +64,21 @@ const DROP_FTS_SQL = `
   DROP TABLE memories_fts;
 `;
 
+/**
+ * Replaces the keyword index with a contentless one of this tokenizer, filled from every
+ * memory and kept in step by the triggers.
+ */
+function rebuildFtsSql(tokenize: string): string {
+  return `
+    ${DROP_FTS_SQL}
+    CREATE VIRTUAL TABLE memories_fts USING fts5(body, content='', contentless_delete=1, tokenize="${tokenize}");
+    INSERT INTO memories_fts (rowid, body) SELECT id, memory_fts_text(api_key_id, content) FROM memories;
+    ${FTS_TRIGGERS_SQL}
+  `;
+}
+
 /** Schema version 4: the key-tagged, contentless keyword index (FTS5's porter after the tag). */
-export const KEY_TAGGED_FTS_SQL = `
-  ${DROP_FTS_SQL}
-  CREATE VIRTUAL TABLE memories_fts USING fts5(
-    body, content='', contentless_delete=1, tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
-  );
-  INSERT INTO memories_fts (rowid, body) SELECT id, memory_fts_text(api_key_id, content) FROM memories;
-  ${FTS_TRIGGERS_SQL}
-`;
+export const KEY_TAGGED_FTS_SQL = rebuildFtsSql("porter unicode61 remove_diacritics 2 tokenchars '_'");
 
 /**
  * Schema version 6: stems made before the tag (see above), a vocabulary view for each
@@ -80,12 +86,7 @@ export const KEY_TAGGED_FTS_SQL = `
  * becomes current again.
  */
 export const STEMMED_FTS_SQL = `
-  ${DROP_FTS_SQL}
-  CREATE VIRTUAL TABLE memories_fts USING fts5(
-    body, content='', contentless_delete=1, tokenize="ascii tokenchars '_'"
-  );
-  INSERT INTO memories_fts (rowid, body) SELECT id, memory_fts_text(api_key_id, content) FROM memories;
-  ${FTS_TRIGGERS_SQL}
+  ${rebuildFtsSql("ascii tokenchars '_'")}
   CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, row);
   ALTER TABLE memories ADD COLUMN superseded_by TEXT;
   CREATE INDEX memories_superseded ON memories (superseded_by) WHERE superseded_by IS NOT NULL;

@@ -84,6 +84,24 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
 ];
 
 /**
+ * A memory's vectors go with it, and with its content once that changes (the new text is
+ * embedded afresh); `bitsTable` is where the layout keeps the sign bits.
+ */
+function vectorCleanupTriggers(bitsTable: string): string {
+  return `
+    CREATE TRIGGER IF NOT EXISTS memories_vec_delete AFTER DELETE ON memories BEGIN
+      DELETE FROM ${bitsTable} WHERE memory_id = old.id;
+      DELETE FROM memories_vec_float WHERE memory_id = old.id;
+    END;
+    CREATE TRIGGER IF NOT EXISTS memories_vec_stale AFTER UPDATE OF content ON memories
+      WHEN old.content_hash <> new.content_hash BEGIN
+      DELETE FROM ${bitsTable} WHERE memory_id = old.id;
+      DELETE FROM memories_vec_float WHERE memory_id = old.id;
+    END;
+  `;
+}
+
+/**
  * Vectors live twice, in plain tables: sign bits per key (`memories_bits`, 64 bytes at
  * 512-d; searched as an in-memory copy, see sqlite-bit-index.ts) and the float vector
  * (`memories_vec_float`), which re-ranks the bit candidates by true cosine through
@@ -109,15 +127,7 @@ export const VECTOR_TABLES_SQL = `
   CREATE TRIGGER IF NOT EXISTS memories_bits_delete AFTER DELETE ON memories_bits BEGIN
     UPDATE memory_bit_counts SET n = n - 1 WHERE api_key_id = old.api_key_id;
   END;
-  CREATE TRIGGER IF NOT EXISTS memories_vec_delete AFTER DELETE ON memories BEGIN
-    DELETE FROM memories_bits WHERE memory_id = old.id;
-    DELETE FROM memories_vec_float WHERE memory_id = old.id;
-  END;
-  CREATE TRIGGER IF NOT EXISTS memories_vec_stale AFTER UPDATE OF content ON memories
-    WHEN old.content_hash <> new.content_hash BEGIN
-    DELETE FROM memories_bits WHERE memory_id = old.id;
-    DELETE FROM memories_vec_float WHERE memory_id = old.id;
-  END;
+  ${vectorCleanupTriggers('memories_bits')}
 `;
 
 /**
@@ -138,15 +148,7 @@ function v2VectorTableSql(dimensions: number): string {
       api_key_id TEXT PARTITION KEY,
       embedding bit[${bitWidth(dimensions)}]
     );
-    CREATE TRIGGER IF NOT EXISTS memories_vec_delete AFTER DELETE ON memories BEGIN
-      DELETE FROM memories_vec WHERE memory_id = old.id;
-      DELETE FROM memories_vec_float WHERE memory_id = old.id;
-    END;
-    CREATE TRIGGER IF NOT EXISTS memories_vec_stale AFTER UPDATE OF content ON memories
-      WHEN old.content_hash <> new.content_hash BEGIN
-      DELETE FROM memories_vec WHERE memory_id = old.id;
-      DELETE FROM memories_vec_float WHERE memory_id = old.id;
-    END;
+    ${vectorCleanupTriggers('memories_vec')}
   `;
 }
 

@@ -5,11 +5,23 @@ import type { RowValues, StoredMemory, WriteStatements } from './write-plan.ts';
 
 type Statements = (sql: string) => Database.Statement<unknown[]>;
 
+/** A row's values as SQLite stores them, in column order: tags and metadata as JSON text, pinned as 0/1. */
+function columns(values: RowValues): unknown[] {
+  return [
+    values.content,
+    values.contentHash,
+    JSON.stringify(values.tags),
+    JSON.stringify(values.metadata),
+    values.pinned ? 1 : 0,
+    values.expiresAt,
+  ];
+}
+
 function stored(row: MemoryRow | undefined): StoredMemory | undefined {
   return row && { rowId: row.id, contentHash: row.content_hash, memory: toRecord(row) };
 }
 
-/** The write plan's statements in SQLite's dialect: tags and metadata as JSON text, pinned as 0/1. */
+/** The write plan's statements in SQLite's dialect. */
 export class SqliteWriteStatements implements WriteStatements {
   constructor(
     private readonly st: Statements,
@@ -75,20 +87,7 @@ export class SqliteWriteStatements implements WriteStatements {
     const row = this.st(
       `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
          expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    ).get(
-      id,
-      this.apiKeyId,
-      namespace,
-      key,
-      values.content,
-      values.contentHash,
-      JSON.stringify(values.tags),
-      JSON.stringify(values.metadata),
-      values.pinned ? 1 : 0,
-      values.expiresAt,
-      this.now,
-      this.now,
-    );
+    ).get(id, this.apiKeyId, namespace, key, ...columns(values), this.now, this.now);
     return toRecord(row as MemoryRow);
   }
 
@@ -97,17 +96,7 @@ export class SqliteWriteStatements implements WriteStatements {
       `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
          updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
        WHERE id = ? RETURNING *`,
-    ).get(
-      values.content,
-      values.contentHash,
-      JSON.stringify(values.tags),
-      JSON.stringify(values.metadata),
-      values.pinned ? 1 : 0,
-      values.expiresAt,
-      this.now,
-      reembed ? 1 : 0,
-      rowId,
-    );
+    ).get(...columns(values), this.now, reembed ? 1 : 0, rowId);
     return toRecord(row as MemoryRow);
   }
 
