@@ -3,7 +3,8 @@
  * and tracing off in the same run, in paired rounds (every variant once per round, medians
  * over rounds) so that drift of a shared machine falls on all of them alike:
  * - rate limits on (a budget never reached, so every request runs the limiter) in memory,
- *   and shared through a real Valkey;
+ *   and shared through a real Valkey, with the script calls Valkey answered per 1,000
+ *   requests (leases: one call serves many);
  * - tracing configured but sampling nothing (SDK loaded), and sampling every request to a
  *   loopback OTLP receiver;
  * - fairness: one key's admitted rate alone, and while another key floods past its budget.
@@ -14,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startValkey } from '../dev/valkey/valkey.ts';
+import { parseRedisUrl, RespClient } from '../gateway/limits/resp-client.ts';
 import { benchRoot, startChild } from './child.ts';
 import { machineInfo } from './machine.ts';
 
@@ -44,6 +46,8 @@ export interface OpsResults {
   measuredAt: string;
   workload: string;
   rps: Record<string, number>;
+  /** Rate-limit script calls Valkey answered per 1,000 admitted requests of limitsRedis (leases: well under 1,000). */
+  redisCallsPer1000: number;
   ratioToOff: Record<'limitsLocal' | 'limitsRedis' | 'tracingUnsampled' | 'tracingSampled', number>;
   fairness: {
     budgetPerKey: string;
@@ -81,6 +85,14 @@ export async function runOpsSection(quick: boolean, log: (line: string) => void)
     tracingSampled: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on' },
   };
   const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+  const admin = new RespClient(parseRedisUrl(valkey.url), 5_000);
+  const scriptCalls = async () => {
+    const info = String(await admin.command(['INFO', 'commandstats']));
+    const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    return calls('evalsha') + calls('eval');
+  };
+  let redisCalls = 0;
+  let redisAdmitted = 0;
   try {
     for (let round = 1; round <= rounds; round += 1) {
       for (const [name, env] of Object.entries(variants)) {
@@ -88,7 +100,12 @@ export async function runOpsSection(quick: boolean, log: (line: string) => void)
         try {
           const url = `http://127.0.0.1:${child.info.port}/event/mcp`;
           await admittedRps(url, String(child.info.key), 1, 64); // warm-up
+          const callsBefore = await scriptCalls();
           const rps = await admittedRps(url, String(child.info.key), seconds, 64);
+          if (name === 'limitsRedis') {
+            redisCalls += (await scriptCalls()) - callsBefore;
+            redisAdmitted += rps * seconds;
+          }
           runs[name]!.push(rps);
           log(`ops round ${round}: ${name} ${rps} req/s`);
         } finally {
@@ -129,6 +146,7 @@ export async function runOpsSection(quick: boolean, log: (line: string) => void)
       measuredAt: new Date().toISOString(),
       workload: `authenticated tools/list, 64 connections, ${seconds} s per variant, median of ${rounds} paired rounds`,
       rps: Object.fromEntries(Object.entries(runs).map(([name, values]) => [name, median(values)])),
+      redisCallsPer1000: Math.round((redisCalls / Math.max(1, redisAdmitted)) * 1000 * 100) / 100,
       ratioToOff: {
         limitsLocal: ratio(median(runs.limitsLocal!), base),
         limitsRedis: ratio(median(runs.limitsRedis!), base),
@@ -153,6 +171,7 @@ export async function runOpsSection(quick: boolean, log: (line: string) => void)
     return results;
   } finally {
     sink.close();
+    await admin.close();
     await valkey.stop();
   }
 }
