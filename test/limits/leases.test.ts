@@ -143,4 +143,28 @@ describe('through Valkey', () => {
     await gate.close();
     await own.stop();
   });
+
+  test('with Redis gone, allow spends the lease it holds, then counts each request in this process with a metric event', async () => {
+    const own = await startValkey(await freePort());
+    const events: string[] = [];
+    const warnings: string[] = [];
+    const gate = new RateGate({
+      table: newTable(),
+      defaultPolicy: null,
+      remote: new RedisRateStore(own.url),
+      onStoreError: 'allow',
+      log: pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) }),
+      observe: (event) => events.push(event.kind),
+    });
+    const id = keyId();
+    assert.equal((await send([gate], id, perMinute(1280), 1)).total, 1);
+    const held = gate.leasedFor(id);
+    await own.kill();
+    const sent = await send([gate], id, perMinute(1280), held + 5);
+    assert.equal(sent.total, held + 5, 'the process’s own bucket admits what the lease did not cover');
+    assert.deepEqual(events, Array(5).fill('rate_store_unavailable'));
+    assert.equal(warnings.filter((line) => line.includes('rate-limit store unreachable')).length, 1);
+    await gate.close();
+    await own.stop();
+  });
 });
