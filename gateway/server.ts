@@ -18,7 +18,7 @@ import type { AccessHooks } from './mcp/access.ts';
 import { compileNamespace } from './mcp/namespace.ts';
 import { guardToolArguments, scopeAccess } from './mcp/scope-access.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
-import { mountNamespaces } from './namespaces/registry.ts';
+import { type AnyNamespace, mountNamespaces, namespaceHealthChecks } from './namespaces/registry.ts';
 import { auditLine, isAudited } from './ops/audit.ts';
 import type { GatewayMetrics } from './ops/metrics.ts';
 import type { RequestObserver } from './ops/observer.ts';
@@ -45,6 +45,8 @@ export interface GatewayDependencies {
   audit?: (line: string) => void;
   /** Traces MCP requests (OTEL_EXPORTER_OTLP_ENDPOINT); absent: no spans, no SDK. */
   tracer?: Tracer;
+  /** The namespaces to mount; default the registry's (tests mount an example beside them). */
+  namespaces?: readonly AnyNamespace[];
 }
 
 export interface RunningGateway {
@@ -101,6 +103,7 @@ export async function startGateway({
   metrics,
   audit,
   tracer,
+  namespaces: contracts,
 }: GatewayDependencies): Promise<RunningGateway> {
   const observeLimits = observeLimitsHook ?? metrics?.observeLimits;
   const store = await openStateStore(config);
@@ -118,13 +121,17 @@ export async function startGateway({
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
   });
-  const namespaces = mountNamespaces({
-    config,
-    env,
-    log,
-    broker,
-    ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
-  })
+  const mounted = mountNamespaces(
+    {
+      config,
+      env,
+      log,
+      broker,
+      ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
+    },
+    contracts,
+  );
+  const namespaces = mounted
     // Scopes are checked first, so a call the key may not make never spends its quota.
     .map((definition) =>
       meterTools(definition, {
@@ -183,6 +190,7 @@ export async function startGateway({
   };
   const redisCheck = rateGate.storeCheck();
   if (redisCheck) checks.redis = redisCheck;
+  Object.assign(checks, namespaceHealthChecks(mounted));
   log.info(
     {
       engine: engine.name,
@@ -209,7 +217,7 @@ export async function startGateway({
       await server.close();
       // Namespaces release what they hold (database handles, worker pools) after the
       // listener stops, so no call is cut mid-way by its own store closing.
-      await Promise.allSettled(namespaces.map((namespace) => namespace.definition.close?.()));
+      await Promise.allSettled(mounted.map((namespace) => namespace.close()));
       await rateGate.close();
       await store.close();
     },

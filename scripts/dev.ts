@@ -13,7 +13,7 @@ import { openStateStore } from '../gateway/accounts/open.ts';
 import { hashPassword } from '../gateway/accounts/passwords.ts';
 import { loadGatewayConfig } from '../gateway/config.ts';
 import { mcpServersEntry } from '../gateway/keys/client-config.ts';
-import { NAMESPACE_FACTORIES } from '../gateway/namespaces/registry.ts';
+import { NAMESPACES } from '../gateway/namespaces/registry.ts';
 import { packageRoot } from '../shared/package-root.ts';
 import { DEV_KEY_FILE, devKey } from './dev-key.ts';
 
@@ -73,7 +73,11 @@ console.log(
 );
 console.log(
   JSON.stringify(
-    mcpServersEntry(`http://${config.HOST}:${config.PORT}`, Object.keys(NAMESPACE_FACTORIES), created.key),
+    mcpServersEntry(
+      `http://${config.HOST}:${config.PORT}`,
+      NAMESPACES.map((namespace) => namespace.name),
+      created.key,
+    ),
     null,
     2,
   ),

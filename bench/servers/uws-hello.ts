@@ -6,13 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { loadUws } from '../../gateway/http/uws-loader.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
-import { createEventNamespace } from '../../gateway/namespaces/event/index.ts';
+import { mountNamespace } from '../../gateway/mcp/namespace-mount.ts';
+import { eventNamespace } from '../../gateway/namespaces/event/index.ts';
 import { announce } from './ready.ts';
 
 /** The gateway's own tools/list answer for BENCH_ERA (legacy or modern), id 1, encoded by its wire. */
 function toolsListBody(): Buffer {
   const unused = { call: () => Promise.reject(new Error('unused')) };
-  const namespace = compileNamespace(createEventNamespace({ broker: unused }));
+  const namespace = compileNamespace(mountNamespace(eventNamespace, {}, { broker: unused }));
   const wire = process.env.BENCH_ERA === 'modern' ? namespace.modern : namespace.legacy;
   return Buffer.from(wire.toolsList(1, undefined).body ?? '');
 }

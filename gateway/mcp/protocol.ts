@@ -13,6 +13,8 @@ export const META = {
   PROTOCOL_VERSION: 'io.modelcontextprotocol/protocolVersion',
   CLIENT_CAPABILITIES: 'io.modelcontextprotocol/clientCapabilities',
   SERVER_INFO: 'io.modelcontextprotocol/serverInfo',
+  /** The gateway's own: a tool error's stable code (quota_exceeded, NOT_CONFIGURED, ...), for programs to branch on. */
+  ERROR_CODE: 'mcp-gateway/errorCode',
 } as const;
 
 export const JSON_RPC = {

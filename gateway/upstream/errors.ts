@@ -53,7 +53,8 @@ export function codeForStatus(status: number): UpstreamErrorCode {
   return 'UPSTREAM_ERROR';
 }
 
-const ADVICE: Record<UpstreamErrorCode, string> = {
+/** What each code means for the caller: listed in every upstream namespace's capabilities and docs. */
+export const ADVICE: Readonly<Record<UpstreamErrorCode, string>> = {
   NOT_CONFIGURED: 'Set the missing setting and restart the gateway.',
   AUTH_REJECTED: 'The credentials were refused: check or renew them, then restart the gateway.',
   PERMISSION_DENIED:

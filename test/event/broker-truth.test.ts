@@ -31,7 +31,9 @@ after(async () => {
 
 interface Caps {
   ready: boolean;
-  broker: { reachable: boolean | null; lastBrokerError: { message: string } | null } | null;
+  details: {
+    broker: { reachable: boolean | null; lastBrokerError: { message: string } | null } | null;
+  };
 }
 
 it('a new group whose first poll ends while still joining says joining, not just count 0', async () => {
@@ -54,12 +56,12 @@ it('event_capabilities stops saying ready within seconds of the broker stopping'
   let caps = await waitFor(
     async () => {
       const now = (await callTool<Caps>(client, 'event_capabilities')).data;
-      return now.broker?.reachable === true ? now : undefined;
+      return now.details.broker?.reachable === true ? now : undefined;
     },
     { what: 'event_capabilities to report the broker reachable', timeoutMs: 10_000, intervalMs: 100 },
   );
   assert.equal(caps.ready, true);
-  assert.equal(caps.broker?.reachable, true);
+  assert.equal(caps.details.broker?.reachable, true);
 
   await kafka.stop();
   // The worker probes every 2 s; the loop's budget is 30 s.
@@ -71,8 +73,8 @@ it('event_capabilities stops saying ready within seconds of the broker stopping'
     { what: 'event_capabilities to stop saying ready', timeoutMs: 30_000, intervalMs: 100 },
   );
   assert.equal(caps.ready, false);
-  assert.equal(caps.broker?.reachable, false);
-  assert.match(caps.broker?.lastBrokerError?.message ?? '', /does not answer/);
+  assert.equal(caps.details.broker?.reachable, false);
+  assert.match(caps.details.broker?.lastBrokerError?.message ?? '', /does not answer/);
   // The previous test's group is still polling the stopped broker; its topic and group are that
   // caller's business, and every key can read event_capabilities.
   assert.doesNotMatch(JSON.stringify(caps), /joining-|new-group-/);

@@ -15,12 +15,12 @@ test('unconfigured: the namespace mounts; every tool but event_capabilities name
     assert.equal(tools.length, 6);
     const caps = await callTool<{
       ready: boolean;
-      broker: { configured: boolean; missingSettings: string[] };
+      details: { broker: { configured: boolean; missingSettings: string[] } };
     }>(client, 'event_capabilities');
     assert.equal(caps.isError, false);
     assert.equal(caps.data.ready, false);
-    assert.equal(caps.data.broker.configured, false);
-    assert.ok(caps.data.broker.missingSettings.includes('BROKER_BOOTSTRAP_SERVERS'));
+    assert.equal(caps.data.details.broker.configured, false);
+    assert.ok(caps.data.details.broker.missingSettings.includes('BROKER_BOOTSTRAP_SERVERS'));
     const calls: Array<[string, Record<string, unknown>]> = [
       ['event_publish', { value: 'x', topic: 't' }],
       ['event_consume', { topic: 't', group: 'g', timeout_ms: 100 }],

@@ -305,10 +305,10 @@ test('rotation: old records verify by key id on another host; retiring the old k
   assert.equal(byValue.get('after rotation')!.publisher, rotatedHost.keys.reader!.id);
 
   const capabilities = await callTool<{
-    provenance: { signingKeyId: string; verifyKeys: Array<{ keyId: string }> };
+    details: { provenance: { signingKeyId: string; verifyKeys: Array<{ keyId: string }> } };
   }>(reader, 'event_capabilities');
-  assert.equal(capabilities.data.provenance.signingKeyId, fresh.signing_key_id);
-  assert.equal(capabilities.data.provenance.verifyKeys.length, 2);
+  assert.equal(capabilities.data.details.provenance.signingKeyId, fresh.signing_key_id);
+  assert.equal(capabilities.data.details.provenance.verifyKeys.length, 2);
   assert.doesNotMatch(capabilities.text, new RegExp(`${SECRET_1}|${SECRET_2}`));
 
   // The first host has not been given the new key yet: the new record names a key it does not know.
@@ -402,10 +402,14 @@ test('Ed25519: an outside consumer verifies with the public key from event_capab
   assert.equal(message!.publisher, h.keys.signer!.id);
 
   const capabilities = await callTool<{
-    provenance: { signing: string; verifyKeys: Array<{ keyId: string; publicKey: string | null }> };
+    details: {
+      provenance: { signing: string; verifyKeys: Array<{ keyId: string; publicKey: string | null }> };
+    };
   }>(client, 'event_capabilities');
-  assert.equal(capabilities.data.provenance.signing, 'ed25519');
-  const published = capabilities.data.provenance.verifyKeys.find((k) => k.keyId === written.signing_key_id)!;
+  assert.equal(capabilities.data.details.provenance.signing, 'ed25519');
+  const published = capabilities.data.details.provenance.verifyKeys.find(
+    (k) => k.keyId === written.signing_key_id,
+  )!;
   assert.match(published.publicKey!, /BEGIN PUBLIC KEY/);
   assert.doesNotMatch(capabilities.text, /PRIVATE KEY/);
 
@@ -446,12 +450,12 @@ test('without a signing key records are stamped but unsigned, and capabilities s
   assert.equal(message!.publisher, null);
   const [raw] = await rawRecords(topic, 1);
   assert.equal(String(raw!.headers['mcp-publisher']), h.keys.plain!.id);
-  const capabilities = await callTool<{ provenance: { signing: string; note: string } }>(
+  const capabilities = await callTool<{ details: { provenance: { signing: string; note: string } } }>(
     client,
     'event_capabilities',
   );
-  assert.equal(capabilities.data.provenance.signing, 'off');
-  assert.match(capabilities.data.provenance.note, /EVENT_SIGNING_SECRET/);
+  assert.equal(capabilities.data.details.provenance.signing, 'off');
+  assert.match(capabilities.data.details.provenance.note, /EVENT_SIGNING_SECRET/);
   // Signed records from elsewhere name a key this gateway does not have.
   const [signed] = await readAll(client, shared.topic, 3).then((all) =>
     all.filter((m) => m.value === '{"task":"invoice"}'),

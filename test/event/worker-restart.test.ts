@@ -37,13 +37,13 @@ test('worker down: tools fail fast saying so, capabilities still answers; back u
   assert.match(down.text, /broker worker/i);
   assert.match(down.text, /unreachable/i);
 
-  const caps = await callTool<{ ready: boolean; worker: { reachable: boolean } }>(
+  const caps = await callTool<{ ready: boolean; details: { worker: { reachable: boolean } } }>(
     client,
     'event_capabilities',
   );
   assert.equal(caps.isError, false);
   assert.equal(caps.data.ready, false);
-  assert.equal(caps.data.worker.reachable, false);
+  assert.equal(caps.data.details.worker.reachable, false);
 
   await stack.restartWorker();
   const rest: ConsumeData['messages'] = [];

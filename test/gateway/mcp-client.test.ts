@@ -47,11 +47,11 @@ test('event_capabilities answers while the broker worker is down, and says so', 
     assert.notEqual(result.isError, true);
     const caps = result.structuredContent as {
       ready: boolean;
-      worker: { reachable: boolean; error: string };
+      details: { worker: { reachable: boolean; error: string } };
     };
     assert.equal(caps.ready, false);
-    assert.equal(caps.worker.reachable, false);
-    assert.match(caps.worker.error, /unreachable/);
+    assert.equal(caps.details.worker.reachable, false);
+    assert.match(caps.details.worker.error, /unreachable/);
     const publish = await client.callTool({ name: 'event_publish', arguments: { value: 'x', topic: 't' } });
     assert.equal(publish.isError, true);
     assert.match(JSON.stringify(publish.content), /unreachable/);

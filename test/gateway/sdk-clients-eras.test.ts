@@ -59,7 +59,10 @@ async function listAndCall(client: Client | V1Client): Promise<void> {
   assert.equal(tools.length, 6);
   const result = await client.callTool({ name: 'event_capabilities', arguments: {} });
   assert.notEqual(result.isError, true);
-  assert.equal((result.structuredContent as { worker: { reachable: boolean } }).worker.reachable, false);
+  assert.equal(
+    (result.structuredContent as { details: { worker: { reachable: boolean } } }).details.worker.reachable,
+    false,
+  );
 }
 
 describe('TypeScript SDK v2 client', () => {

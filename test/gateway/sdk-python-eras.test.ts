@@ -39,7 +39,7 @@ interface ClientOutcome {
   serverInfo?: { name: string; version: string } | null;
   tools?: string[];
   isError?: boolean;
-  structured?: { worker?: { reachable?: boolean } };
+  structured?: { details?: { worker?: { reachable?: boolean } } };
   error?: string;
   message?: string;
   code?: number;
@@ -131,7 +131,7 @@ function assertCalledTools(outcome: ClientOutcome): void {
   assert.deepEqual(outcome.tools, EVENT_TOOLS);
   assert.equal(outcome.isError, false);
   // The tool really ran: the test gateway has no broker worker, and says so.
-  assert.equal(outcome.structured?.worker?.reachable, false);
+  assert.equal(outcome.structured?.details?.worker?.reachable, false);
   assert.equal(outcome.serverInfo?.name, 'mcp-event-gateway-event');
 }
 

@@ -34,11 +34,20 @@ test('the 2025 encoding is byte for byte JSON.stringify of { content, structured
   }
 });
 
-test('the 2025 encoding of an error and of an output-less result is unchanged', () => {
+test('the 2025 encoding of an error carries its code in _meta only, and an output-less result is unchanged', () => {
   const error: ToolResult = { isError: true, text: 'Invalid "topic": use a-z, 0-9, ._-' };
   assert.equal(
     encodeLegacyToolResult(error),
     JSON.stringify({ content: [{ type: 'text', text: error.text }], isError: true }),
+  );
+  const coded: ToolResult = { isError: true, text: '[quota_exceeded] spent', code: 'quota_exceeded' };
+  assert.equal(
+    encodeLegacyToolResult(coded),
+    JSON.stringify({
+      content: [{ type: 'text', text: coded.text }],
+      isError: true,
+      _meta: { 'mcp-gateway/errorCode': 'quota_exceeded' },
+    }),
   );
   const nothing = { isError: false, text: JSON.stringify(undefined), structured: undefined } as ToolResult;
   assert.equal(
@@ -67,10 +76,12 @@ test('the 2026-07-28 encoding carries the same content and structuredContent', (
     assert.equal(body.result.resultType, 'complete');
     assert.equal(body.result.isError, false);
   }
-  const error = JSON.parse(String(namespace.modern.toolResult(8, { isError: true, text: 'no' }).body)) as {
-    result: Record<string, unknown>;
-  };
+  const error = JSON.parse(
+    String(namespace.modern.toolResult(8, { isError: true, text: 'no', code: 'NOT_FOUND' }).body),
+  ) as { result: Record<string, unknown> & { _meta: Record<string, unknown> } };
   assert.deepEqual(error.result.content, [{ type: 'text', text: 'no' }]);
-  assert.equal('structuredContent' in error.result, false);
+  assert.deepEqual(error.result.structuredContent, { code: 'NOT_FOUND' });
+  assert.equal(error.result._meta['mcp-gateway/errorCode'], 'NOT_FOUND');
   assert.equal(error.result.isError, true);
+  assert.equal(error.result.resultType, 'complete');
 });

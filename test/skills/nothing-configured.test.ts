@@ -40,11 +40,13 @@ test('origin weakness: skills_find registered only with an OpenAI key — every 
 test('skills_capabilities reports each provider and its caps without a network call or a secret', async () => {
   const caps = structured<{
     ready: boolean;
-    providers: Array<{ name: string; ready: boolean; authenticated: boolean; note: string }>;
     problems: string[];
-    caps: Record<string, number>;
+    details: {
+      providers: Array<{ name: string; ready: boolean; authenticated: boolean; note: string }>;
+      caps: Record<string, number>;
+    };
   }>(await client.callTool({ name: 'skills_capabilities', arguments: {} }));
-  const byName = Object.fromEntries(caps.providers.map((provider) => [provider.name, provider]));
+  const byName = Object.fromEntries(caps.details.providers.map((provider) => [provider.name, provider]));
   assert.equal(byName.github?.ready, true, 'GitHub works anonymously');
   assert.equal(byName.github?.authenticated, false);
   assert.match(byName.github?.note ?? '', /GITHUB_TOKEN/);
@@ -54,7 +56,7 @@ test('skills_capabilities reports each provider and its caps without a network c
   assert.equal(byName.curated?.ready, true);
   assert.equal(byName.firecrawl?.ready, false);
   assert.match(byName.firecrawl?.note ?? '', /FIRECRAWL_API_KEY/);
-  assert.equal(caps.caps.find_requirements_max, 5);
+  assert.equal(caps.details.caps.find_requirements_max, 5);
   assert.deepEqual(caps.problems, []);
 });
 
@@ -124,7 +126,7 @@ test('a source on a foreign host is refused before any network call', async () =
   assert.match(text, /INVALID_ARGUMENT.*not GitHub/);
 });
 
-test('a bad base URL turns GitHub off with a problem naming the setting, and the gateway still starts', async () => {
+test('a bad base URL: the namespace mounts, capabilities names the setting, and every other tool refuses naming it', async () => {
   const broken = await startSkillsGateway({ GITHUB_API_URL: 'not a url' });
   try {
     const c = await connectSkills(broken);
@@ -132,13 +134,17 @@ test('a bad base URL turns GitHub off with a problem naming the setting, and the
       await c.callTool({ name: 'skills_capabilities', arguments: {} }),
     );
     assert.equal(caps.ready, false);
-    assert.deepEqual(caps.problems, ['GITHUB_API_URL is not an http(s) URL']);
+    assert.deepEqual(caps.problems, ['GITHUB_API_URL: must be an http(s) URL']);
     const { tools } = await c.listTools();
     assert.equal(tools.length, ALL_TOOLS.length);
     assert.match(
       errorText(await c.callTool({ name: 'skills_get', arguments: { source: 'a/b' } })),
-      /NOT_CONFIGURED.*GITHUB_API_URL/,
+      /GITHUB_API_URL: must be an http\(s\) URL/,
     );
+    // Even what needs no GitHub refuses: a namespace runs on the settings it was given, or not at all.
+    const search = await c.callTool({ name: 'skills_search', arguments: { query: 'pdf' } });
+    assert.equal(search.isError, true);
+    assert.equal((search._meta as Record<string, unknown>)['mcp-gateway/errorCode'], 'SETTINGS_INVALID');
     await c.close();
   } finally {
     await broken.close();

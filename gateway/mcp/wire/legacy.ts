@@ -4,7 +4,7 @@
  */
 import type { HttpResponse } from '../../http/engine.ts';
 import type { NamespaceModel, ToolResult } from '../model.ts';
-import { isLegacyVersion, isObject, type JsonRpcId, LATEST_LEGACY_VERSION } from '../protocol.ts';
+import { isLegacyVersion, isObject, type JsonRpcId, LATEST_LEGACY_VERSION, META } from '../protocol.ts';
 import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 
 export interface LegacyWire {
@@ -15,16 +15,24 @@ export interface LegacyWire {
 }
 
 /**
- * The same bytes as JSON.stringify({ content, isError: true }) or ({ content, structuredContent }),
+ * The same bytes as JSON.stringify({ content, isError: true, _meta }) or ({ content, structuredContent }),
  * written around `text`, which already is the structured output as JSON: the output is
- * serialized once, not twice.
+ * serialized once, not twice. An error's code rides in `_meta` only: clients of this era
+ * (the TypeScript SDK 1.x) check an error's structuredContent against the tool's output
+ * schema too, and would turn the error into an exception.
  */
 export function encodeLegacyToolResult(result: ToolResult): string {
-  if (result.isError) return `{"content":${textContent(result.text)},"isError":true}`;
+  if (result.isError)
+    return `{"content":${textContent(result.text)},"isError":true${errorMeta(result.code)}}`;
   // A handler that returned nothing has no JSON text to reuse.
   if (result.structured === undefined)
     return JSON.stringify({ content: [{ type: 'text', text: result.text }] });
   return `{"content":${textContent(result.text)},"structuredContent":${result.text}}`;
+}
+
+/** `,"_meta":{"mcp-gateway/errorCode":…}` for an error with a code, else nothing. */
+function errorMeta(code: string | undefined): string {
+  return code === undefined ? '' : `,"_meta":${JSON.stringify({ [META.ERROR_CODE]: code })}`;
 }
 
 export function createLegacyWire(model: NamespaceModel): LegacyWire {

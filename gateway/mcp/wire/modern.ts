@@ -23,6 +23,18 @@ export interface ModernWire {
 
 export function createModernWire(model: NamespaceModel): ModernWire {
   const meta = JSON.stringify({ [META.SERVER_INFO]: model.serverInfo });
+  /**
+   * A tool error: the text for people, and its stable code for programs, in structuredContent
+   * (clients of this era check it against the output schema only when isError is false) and in _meta.
+   */
+  const errorResult = (text: string, code = 'tool_error') =>
+    JSON.stringify({
+      resultType: 'complete',
+      content: [{ type: 'text', text }],
+      structuredContent: { code },
+      isError: true,
+      _meta: { [META.SERVER_INFO]: model.serverInfo, [META.ERROR_CODE]: code },
+    });
   const hints = `"ttlMs":${CACHE_HINTS.ttlMs},"cacheScope":"${CACHE_HINTS.cacheScope}"`;
   const list = (entries: string[]) =>
     `{"resultType":"complete","tools":[${entries.join(',')}],${hints},"_meta":${meta}}`;
@@ -47,15 +59,16 @@ export function createModernWire(model: NamespaceModel): ModernWire {
       );
     },
     toolResult(id, result) {
+      if (result.isError) return resultResponse(id, errorResult(result.text, result.code));
       // `text` already is the structured output as JSON (see ToolResult): not serialized twice.
-      const withOutput = !result.isError && result.structured !== undefined;
+      const withOutput = result.structured !== undefined;
       const content = withOutput
         ? textContent(result.text)
         : JSON.stringify([{ type: 'text', text: result.text }]);
       const structured = withOutput ? `,"structuredContent":${result.text}` : '';
       return resultResponse(
         id,
-        `{"resultType":"complete","content":${content}${structured},"isError":${result.isError},"_meta":${meta}}`,
+        `{"resultType":"complete","content":${content}${structured},"isError":false,"_meta":${meta}}`,
       );
     },
   };

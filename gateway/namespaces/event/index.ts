@@ -1,39 +1,67 @@
 import type { Logger } from 'pino';
-import type { NamespaceDefinition } from '../../mcp/model.ts';
+import { defineNamespace } from '../../mcp/namespace-contract.ts';
 import type { BrokerCalls } from './broker-calls.ts';
+import { eventCapabilities } from './capabilities.ts';
 import { NAMESPACE_INSTRUCTIONS } from './descriptions.ts';
 import { LeaseSettler } from './lease-settler.ts';
 import { Provenance } from './provenance.ts';
-import { loadKeyRing } from './signing-keys.ts';
+import { keyRingOf, signingSettings } from './signing-keys.ts';
 import { createEventTools } from './tools.ts';
 
-export interface EventNamespaceOptions {
+/** What the event namespace uses of what the registry hands every namespace. */
+export interface EventDependencies {
   broker: BrokerCalls;
+  /** The gateway's view of BROKER_CONSUMER_GROUP, used only to route default-group polls. */
   defaultGroup?: string;
-  /** Where the signing settings (EVENT_SIGNING_*) are read; none: records are stamped, not signed. */
-  env?: Readonly<Record<string, string | undefined>>;
   log?: Logger;
 }
 
-/** Throws a ConfigError naming the variable when a signing setting is bad, which stops the gateway. */
-export function createEventNamespace({
-  env = {},
-  log,
-  ...options
-}: EventNamespaceOptions): NamespaceDefinition {
-  const settler = new LeaseSettler(options.broker, (error) =>
-    log?.debug(
-      { err: (error as Error).message },
-      'could not settle poll leases; the worker hands them out again',
-    ),
-  );
-  return {
-    name: 'event',
-    title: 'Event bridge: publish and consume Kafka messages',
-    version: '0.1.0',
-    instructions: NAMESPACE_INSTRUCTIONS,
-    tools: createEventTools({ ...options, provenance: new Provenance(loadKeyRing(env)), settler }),
-    // Answers already written get their commits out before the worker link closes.
-    close: () => settler.flush(),
-  };
-}
+/** The codes event tools answer with (the broker worker's, passed through, and the gateway's own). */
+export const EVENT_ERROR_CODES = {
+  NOT_CONFIGURED: 'The broker worker has no broker settings; event_capabilities names the missing ones.',
+  WORKER_UNREACHABLE:
+    'The broker worker is down or restarting; retry once event_capabilities shows it reachable.',
+  NO_DEFAULT_TOPIC: 'No topic was given and BROKER_DEFAULT_TOPIC is not set: pass `topic`.',
+  NO_DEFAULT_GROUP: 'A group poll named no group and BROKER_CONSUMER_GROUP is not set: pass `group`.',
+  TOPIC_ADMIN_DISABLED: 'Creating and deleting topics is off (BROKER_ALLOW_TOPIC_ADMIN).',
+  UNKNOWN_TOPIC: 'The topic does not exist; event_topics lists the topics.',
+  TOPIC_EXISTS: 'The topic already exists.',
+  TOPIC_RESERVED: 'Internal or reserved topics are never created or deleted.',
+  INVALID_ARGUMENT:
+    'The broker refused an argument (or a header uses the reserved prefix); the message says which.',
+  AUTHENTICATION_FAILED: 'The broker refused the worker credentials.',
+  BROKER_ERROR: 'The broker failed the call; retry, the message says what it answered.',
+  DEADLINE_EXCEEDED: 'The call ran out of time; the outcome of a publish is unknown.',
+  CANCELLED: 'The client went away before the answer.',
+  OVERLOADED: 'Too many calls in flight or live consumers; retry shortly.',
+  INTERNAL: 'The worker failed unexpectedly; retry, or report the message.',
+} as const;
+
+export const eventNamespace = defineNamespace({
+  name: 'event',
+  title: 'Event bridge: publish and consume Kafka messages',
+  version: '0.1.0',
+  instructions: NAMESPACE_INSTRUCTIONS,
+  settings: signingSettings,
+  errorCodes: EVENT_ERROR_CODES,
+  create(settings, { broker, defaultGroup, log }: EventDependencies) {
+    const settler = new LeaseSettler(broker, (error) =>
+      log?.debug(
+        { err: (error as Error).message },
+        'could not settle poll leases; the worker hands them out again',
+      ),
+    );
+    const provenance = new Provenance(keyRingOf(settings));
+    return {
+      tools: createEventTools({
+        broker,
+        ...(defaultGroup === undefined ? {} : { defaultGroup }),
+        provenance,
+        settler,
+      }),
+      capabilities: (signal) => eventCapabilities(broker, defaultGroup, provenance, signal),
+      // Answers already written get their commits out before the worker link closes.
+      close: () => settler.flush(),
+    };
+  },
+});

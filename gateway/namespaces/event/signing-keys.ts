@@ -138,7 +138,7 @@ const secretList = z.string().transform((raw, ctx) => {
   return secrets;
 });
 
-const signingEnv = z.object({
+const signingFields = z.object({
   /** HMAC-SHA256 secret shared by every gateway host. */
   EVENT_SIGNING_SECRET: secret.optional(),
   /** Ed25519 private key (PKCS#8 PEM), for consumers outside the gateway that verify with the public key. */
@@ -149,27 +149,21 @@ const signingEnv = z.object({
   EVENT_VERIFY_PUBLIC_KEYS: publicKeyList.optional(),
 });
 
-/**
- * Parses the signing settings; a bad one throws a ConfigError naming the variable (and
- * never its value), which stops the gateway. None set: records are stamped, not signed.
- */
-export function loadKeyRing(env: Readonly<Record<string, string | undefined>>): KeyRing {
-  const present = Object.fromEntries(
-    Object.keys(signingEnv.shape)
-      .filter((name) => env[name] !== undefined && env[name] !== '')
-      .map((name) => [name, env[name]]),
-  );
-  const parsed = signingEnv.safeParse(present);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  }
-  const settings = parsed.data;
-  if (settings.EVENT_SIGNING_SECRET !== undefined && settings.EVENT_SIGNING_PRIVATE_KEY !== undefined) {
-    throw new ConfigError(
-      'invalid configuration: EVENT_SIGNING_SECRET and EVENT_SIGNING_PRIVATE_KEY are both set; set one signing key and move the other to EVENT_VERIFY_SECRETS or EVENT_VERIFY_PUBLIC_KEYS',
-    );
-  }
+/** The event namespace's settings: its signing keys. None set parses: records are stamped, not signed. */
+export const signingSettings = signingFields.superRefine((settings, ctx) => {
+  if (settings.EVENT_SIGNING_SECRET !== undefined && settings.EVENT_SIGNING_PRIVATE_KEY !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['EVENT_SIGNING_PRIVATE_KEY'],
+      message:
+        'EVENT_SIGNING_SECRET and EVENT_SIGNING_PRIVATE_KEY are both set; set one signing key and move the other to EVENT_VERIFY_SECRETS or EVENT_VERIFY_PUBLIC_KEYS',
+    });
+});
+
+export type SigningSettings = z.output<typeof signingSettings>;
+
+/** The key ring parsed settings describe. */
+export function keyRingOf(settings: SigningSettings): KeyRing {
   let signing: SigningKey | null = null;
   if (settings.EVENT_SIGNING_SECRET !== undefined) signing = hmacKey(settings.EVENT_SIGNING_SECRET);
   if (settings.EVENT_SIGNING_PRIVATE_KEY !== undefined)
@@ -180,4 +174,23 @@ export function loadKeyRing(env: Readonly<Record<string, string | undefined>>): 
   const byId = new Map<string, VerifyKey>();
   for (const key of all) if (!byId.has(key.id)) byId.set(key.id, key);
   return { signing, all: [...byId.values()], verifier: (id) => byId.get(id) };
+}
+
+/**
+ * Parses the signing settings outside the gateway (tests, tools); a bad one throws a
+ * ConfigError naming the variable, never its value. The gateway parses them through the
+ * namespace contract instead, which mounts the namespace and refuses its tools.
+ */
+export function loadKeyRing(env: Readonly<Record<string, string | undefined>>): KeyRing {
+  const present = Object.fromEntries(
+    Object.keys(signingFields.shape)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  );
+  const parsed = signingSettings.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return keyRingOf(parsed.data);
 }

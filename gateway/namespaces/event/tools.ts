@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import {
-  capabilitiesInput,
   consumeInput,
   createTopicInput,
   createTopicResult,
@@ -10,21 +8,15 @@ import {
   topicsInput,
   topicsResult,
 } from '../../../shared/event/schemas.ts';
-import {
-  callDeadlineMs,
-  type WorkerMethod,
-  type WorkerMethods,
-  type WorkerStatus,
-} from '../../../shared/ipc/messages.ts';
+import { callDeadlineMs, type WorkerMethod, type WorkerMethods } from '../../../shared/ipc/messages.ts';
 import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import type { BrokerCalls } from './broker-calls.ts';
 import { DefaultTopic } from './default-topic.ts';
-import { CONSUME_DESCRIPTION, PROVENANCE_RULE, UNTRUSTED_PAYLOADS } from './descriptions.ts';
+import { CONSUME_DESCRIPTION, PROVENANCE_RULE } from './descriptions.ts';
 import type { LeaseSettler } from './lease-settler.ts';
 import {
   consumeResultWithProvenance,
   type Provenance,
-  provenanceCapabilities,
   publishResultWithProvenance,
   RESERVED_HEADER_PREFIX,
 } from './provenance.ts';
@@ -39,7 +31,7 @@ export interface EventToolsOptions {
   settler: LeaseSettler;
 }
 
-function asToolError(error: unknown): ToolError {
+export function asToolError(error: unknown): ToolError {
   if (error instanceof ToolError) return error;
   const { code, message } = error as { code?: unknown; message?: unknown };
   return new ToolError(typeof code === 'string' ? code : 'INTERNAL', String(message ?? error));
@@ -60,32 +52,6 @@ function explainFailedPoll(error: ToolError): ToolError {
       'Poll again once the worker is back (event_capabilities shows when).',
   );
 }
-
-const capabilitiesResult = z.object({
-  ready: z.boolean(),
-  worker: z.object({ reachable: z.boolean(), error: z.string().nullable() }),
-  broker: z
-    .object({
-      configured: z.boolean(),
-      brokerConfigured: z.boolean(),
-      credentialsConfigured: z.boolean(),
-      missingSettings: z.array(z.string()),
-      securityProtocol: z.string(),
-      saslMechanism: z.string().nullable(),
-      bootstrapHosts: z.array(z.string()),
-      lastBrokerError: z.object({ message: z.string(), at: z.string() }).nullable(),
-      reachable: z.boolean().nullable(),
-    })
-    .nullable(),
-  defaultTopic: z.string().nullable(),
-  defaultGroup: z.string().nullable(),
-  topicAdminEnabled: z.boolean().nullable(),
-  tools: z.array(
-    z.object({ name: z.string(), title: z.string(), readOnly: z.boolean(), destructive: z.boolean() }),
-  ),
-  untrustedPayloads: z.string(),
-  provenance: provenanceCapabilities,
-});
 
 export function createEventTools({
   broker,
@@ -112,50 +78,6 @@ export function createEventTools({
   }
 
   const tools: ToolDefinition[] = [
-    defineTool({
-      name: 'event_capabilities',
-      title: 'Event gateway capabilities',
-      description:
-        'Shows whether the broker is configured and reachable, the security protocol, default topic and consumer group, whether topic admin is enabled, and the tool catalogue. Call it first when another event tool fails. Never returns secrets.',
-      input: capabilitiesInput,
-      output: capabilitiesResult,
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      async handler(_args, { signal }) {
-        let status: WorkerStatus | null = null;
-        let workerError: string | null = null;
-        try {
-          status = await broker.call('status', {}, { signal, timeoutMs: callDeadlineMs('status', {}) });
-        } catch (error) {
-          workerError = asToolError(error).message;
-        }
-        return {
-          ready: status?.configured === true && workerError === null && status.brokerReachable !== false,
-          worker: { reachable: status !== null, error: workerError },
-          broker: status && {
-            configured: status.configured,
-            brokerConfigured: status.brokerConfigured,
-            credentialsConfigured: status.credentialsConfigured,
-            missingSettings: status.missingSettings,
-            securityProtocol: status.securityProtocol,
-            saslMechanism: status.saslMechanism,
-            bootstrapHosts: status.bootstrapHosts,
-            lastBrokerError: status.lastBrokerError,
-            reachable: status.brokerReachable ?? null,
-          },
-          defaultTopic: status?.defaultTopic ?? null,
-          defaultGroup: status?.defaultGroup ?? defaultGroup ?? null,
-          topicAdminEnabled: status?.topicAdminEnabled ?? null,
-          tools: tools.map((tool) => ({
-            name: tool.name,
-            title: tool.title,
-            readOnly: tool.annotations.readOnlyHint === true,
-            destructive: tool.annotations.destructiveHint === true,
-          })),
-          untrustedPayloads: UNTRUSTED_PAYLOADS,
-          provenance: provenance.capabilities(),
-        };
-      },
-    }),
     defineTool({
       name: 'event_publish',
       title: 'Publish a message',

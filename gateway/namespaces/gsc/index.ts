@@ -1,17 +1,16 @@
 import type { Logger } from 'pino';
-import type { NamespaceDefinition } from '../../mcp/model.ts';
-import type { ToolDefinition } from '../../mcp/tool.ts';
-import { capabilitiesTool } from '../../upstream/namespace-kit.ts';
+import { defineNamespace } from '../../mcp/namespace-contract.ts';
+import { UPSTREAM_ERROR_CODES, upstreamCapabilities } from '../../upstream/namespace-kit.ts';
 import { GscClient } from './client.ts';
-import { loadGscSettings } from './settings.ts';
+import { type GscSettings, gscSettings, loadGscSettings } from './settings.ts';
 import { analyticsTools } from './tools-analytics.ts';
 import { insightTools } from './tools-insights.ts';
 import { inspectTools } from './tools-inspect.ts';
 import { queryTools } from './tools-query.ts';
 import { makeDeps, siteTools } from './tools-sites.ts';
 
-export interface GscOptions {
-  env: Readonly<Record<string, string | undefined>>;
+/** What the gsc namespace uses of what the registry hands every namespace. */
+export interface GscDependencies {
   log: Logger;
   now?: () => number;
 }
@@ -19,49 +18,50 @@ export interface GscOptions {
 const INSTRUCTIONS =
   'Read Google Search Console: properties, search analytics (clicks, impressions, CTR in percent, average position), URL inspection and sitemaps, plus opportunity, content-decay and cannibalization analyses. Dates are Pacific-time days (Search Console\'s clock); "last N days" means N complete days ending yesterday, and metadata.first_incomplete_date marks fresh, still-changing data. Adding or deleting properties and sitemaps works only where the operator enabled it. Call gsc_capabilities first when a tool fails; call gsc_list_properties to learn the exact site_url strings.';
 
-export function createGscNamespace({ env, log, now = Date.now }: GscOptions): NamespaceDefinition {
-  const settings = loadGscSettings(env);
-  const client = new GscClient(settings, log, now);
-  const deps = makeDeps(client, settings, now);
-  const tools: ToolDefinition[] = [];
-  tools.push(
-    capabilitiesTool({
-      namespace: 'gsc',
-      title: 'Search Console namespace capabilities',
-      readiness: settings.readiness,
-      settings: () => ({
-        api_base_url: settings.apiBaseUrl,
-        oauth_token_url: settings.tokenUrl,
-        credential_type: settings.credentials?.type ?? null,
-        service_account:
-          settings.credentials?.type === 'service_account' ? settings.credentials.clientEmail : null,
-        impersonate_subject: settings.subject ?? null,
-        scope: settings.scope,
-        write_enabled: settings.allowWrite,
-        destructive_enabled: settings.allowDestructive,
-        allowed_sites: settings.allowedSites,
-        default_data_state: settings.dataState,
-        max_rows: settings.maxRows,
-        timeout_ms: settings.timeoutMs,
-      }),
-      notes: [
-        'Add the service account (or the signed-in user) as a user of each property in Search Console → Settings → Users and permissions.',
-        '"configured" means credentials were found and parsed; whether Google accepts them shows on the first call.',
-        'Token cache and quota counters are per gateway process.',
-      ],
-      tools: () => tools,
-    }),
-    ...siteTools(deps),
-    ...analyticsTools(deps),
-    ...queryTools(deps),
-    ...inspectTools(deps),
-    ...insightTools(deps),
-  );
+const NOTES = [
+  'Add the service account (or the signed-in user) as a user of each property in Search Console → Settings → Users and permissions.',
+  '"configured" means credentials were found and parsed; whether Google accepts them shows on the first call.',
+  'Token cache and quota counters are per gateway process.',
+];
+
+function settingsInEffect(settings: GscSettings): Record<string, unknown> {
   return {
-    name: 'gsc',
-    title: 'Google Search Console: analytics, URL inspection, sitemaps',
-    version: '0.1.0',
-    instructions: INSTRUCTIONS,
-    tools,
+    api_base_url: settings.apiBaseUrl,
+    oauth_token_url: settings.tokenUrl,
+    credential_type: settings.credentials?.type ?? null,
+    service_account:
+      settings.credentials?.type === 'service_account' ? settings.credentials.clientEmail : null,
+    impersonate_subject: settings.subject ?? null,
+    scope: settings.scope,
+    write_enabled: settings.allowWrite,
+    destructive_enabled: settings.allowDestructive,
+    allowed_sites: settings.allowedSites,
+    default_data_state: settings.dataState,
+    max_rows: settings.maxRows,
+    timeout_ms: settings.timeoutMs,
   };
 }
+
+export const gscNamespace = defineNamespace({
+  name: 'gsc',
+  title: 'Google Search Console: analytics, URL inspection, sitemaps',
+  version: '0.1.0',
+  instructions: INSTRUCTIONS,
+  settings: gscSettings,
+  errorCodes: UPSTREAM_ERROR_CODES,
+  create(env, { log, now = Date.now }: GscDependencies) {
+    const settings = loadGscSettings(env);
+    const deps = makeDeps(new GscClient(settings, log, now), settings, now);
+    return {
+      tools: [
+        ...siteTools(deps),
+        ...analyticsTools(deps),
+        ...queryTools(deps),
+        ...inspectTools(deps),
+        ...insightTools(deps),
+      ],
+      capabilities: async () => upstreamCapabilities(settings.readiness, settingsInEffect(settings), NOTES),
+      close: async () => {},
+    };
+  },
+});

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { envSetting } from '../../mcp/namespace-contract.ts';
 import { baseUrlSetting, envFlag, type Readiness } from '../../upstream/namespace-kit.ts';
 import { type GoogleCredentials, parseCredentials, SCOPE_FULL, SCOPE_READONLY } from './credentials.ts';
 
@@ -21,6 +23,26 @@ export interface GscSettings {
   scope: string;
   readiness: Readiness;
 }
+
+/**
+ * The settings as the namespace contract parses them: each checked for form, so a malformed
+ * one is refused naming it. Credentials are read and checked by loadGscSettings, which
+ * reports a missing or unreadable key file per call as NOT_CONFIGURED.
+ */
+export const gscSettings = z.object({
+  GSC_API_BASE_URL: envSetting.url().optional(),
+  GSC_OAUTH_TOKEN_URL: envSetting.url().optional(),
+  GSC_CREDENTIALS_JSON: envSetting.text().optional(),
+  GSC_CREDENTIALS_PATH: envSetting.text().optional(),
+  GOOGLE_APPLICATION_CREDENTIALS: envSetting.text().optional(),
+  GSC_IMPERSONATE_SUBJECT: envSetting.text().optional(),
+  GSC_ALLOW_WRITE: envSetting.text().optional(),
+  GSC_ALLOW_DESTRUCTIVE: envSetting.text().optional(),
+  GSC_ALLOWED_SITES: envSetting.text().optional(),
+  GSC_DATA_STATE: envSetting.oneOf(['all', 'final']).optional(),
+  GSC_TIMEOUT_MS: envSetting.int(1_000, 120_000).optional(),
+  GSC_MAX_ROWS: envSetting.int(1, 1_000_000).optional(),
+});
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,7 +1,7 @@
 import { isMainThread } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../config.ts';
-import type { NamespaceDefinition } from '../../mcp/model.ts';
+import { type CapabilityReport, defineNamespace, type NamespaceParts } from '../../mcp/namespace-contract.ts';
 import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
 import { MEMORY_INSTRUCTIONS } from './descriptions.ts';
 import { Embedder } from './embeddings/embedder.ts';
@@ -9,7 +9,7 @@ import { EmbeddingIndexer } from './embeddings/indexer.ts';
 import { miniLmDir, notSetUpMessage, readyModel } from './embeddings/minilm/files.ts';
 import type { EmbeddingProviderSettings } from './embeddings/types.ts';
 import { MemoryService } from './service.ts';
-import { loadMemorySettings, type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
+import { type MemorySettings, memorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { PostgresMemoryStore } from './store/postgres-store.ts';
 import { SqliteMemoryStore } from './store/sqlite-store.ts';
 import type { MemoryStore } from './store/types.ts';
@@ -85,18 +85,33 @@ function fetchInBackground(dir: string, log: Logger): void {
 }
 
 /**
- * What the memory namespace is given: the registry hands every namespace the same
- * dependencies, and this one uses these. Declared here, as each namespace does, so the
- * namespace never imports the registry that mounts it.
+ * What the memory namespace uses of what the registry hands every namespace. Declared here,
+ * as each namespace does, so the namespace never imports the registry that mounts it.
  */
-export interface MemoryNamespaceOptions {
+export interface MemoryDependencies {
   config: GatewayConfig;
-  env: Readonly<Record<string, string | undefined>>;
   log: Logger;
 }
 
-export function createMemoryNamespace({ config, env, log }: MemoryNamespaceOptions): NamespaceDefinition {
-  const settings = loadMemorySettings(env);
+/** One line per process (the extra listener threads stay quiet) when the default model is not there yet. */
+function checkModel(settings: MemorySettings, log: Logger): void {
+  if (settings.MEMORY_EMBEDDINGS !== 'minilm' || !isMainThread) return;
+  const dir = miniLmDir(settings.MEMORY_MODEL_DIR);
+  if (readyModel(dir)) return;
+  if (settings.MEMORY_MODEL_FETCH === 'auto') fetchInBackground(dir, log);
+  else log.warn(`${notSetUpMessage(dir)}; memory search is keyword-only until then, no restart needed`);
+}
+
+export const MEMORY_ERROR_CODES = {
+  NOT_FOUND: 'No memory with that id for this key (or the memory named by `supersedes`).',
+  INVALID_EXPIRY: 'expires_at is not in the future.',
+  INVALID_CURSOR: 'The cursor is not one this gateway gave out; start the listing again.',
+  MEMORY_LIMIT: 'The per-key cap (MEMORY_MAX_PER_KEY) is reached and only pinned memories are left.',
+  STORE_UNAVAILABLE: 'The memory store did not answer; retry later.',
+  SEMANTIC_UNAVAILABLE: 'mode "vector" was asked while the embedder is down; use hybrid or keyword.',
+} as const;
+
+function memoryParts(settings: MemorySettings, { config, log }: MemoryDependencies): NamespaceParts {
   const memoryLog = log.child({ namespace: 'memory' });
   const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, settings.MEMORY_VECTOR_CACHE_MB);
   const embedder = new Embedder(providerSettings(settings), {
@@ -104,18 +119,8 @@ export function createMemoryNamespace({ config, env, log }: MemoryNamespaceOptio
     queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,
     nice: settings.MEMORY_EMBED_NICE,
   });
-  // One line per process (the extra listener threads stay quiet); until the model is there,
-  // search answers from keywords and its `degraded` field says why.
-  if (settings.MEMORY_EMBEDDINGS === 'minilm' && isMainThread) {
-    const dir = miniLmDir(settings.MEMORY_MODEL_DIR);
-    if (!readyModel(dir)) {
-      if (settings.MEMORY_MODEL_FETCH === 'auto') fetchInBackground(dir, memoryLog);
-      else
-        memoryLog.warn(
-          `${notSetUpMessage(dir)}; memory search is keyword-only until then, no restart needed`,
-        );
-    }
-  }
+  // Until the model is there, search answers from keywords and its `degraded` field says why.
+  checkModel(settings, memoryLog);
   const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
     batchSize: 16,
     retryMs: settings.MEMORY_EMBED_RETRY_MS,
@@ -138,11 +143,13 @@ export function createMemoryNamespace({ config, env, log }: MemoryNamespaceOptio
   }, settings.MEMORY_PURGE_INTERVAL_MS);
   purge.unref();
   return {
-    name: 'memory',
-    title: 'Memory: long-term memory per API key with hybrid search',
-    version: '0.1.0',
-    instructions: MEMORY_INSTRUCTIONS,
     tools: createMemoryTools(service),
+    capabilities: async () => memoryCapabilities(settings, config.DATABASE_URL),
+    async health() {
+      // A real read of the store: a lost Postgres or a vanished SQLite file fails it.
+      await store.embeddingModel();
+      return { ok: true };
+    },
     async close() {
       clearInterval(purge);
       await indexer.close();
@@ -151,3 +158,32 @@ export function createMemoryNamespace({ config, env, log }: MemoryNamespaceOptio
     },
   };
 }
+
+function memoryCapabilities(settings: MemorySettings, databaseUrl: string | undefined): CapabilityReport {
+  return {
+    ready: true,
+    configured: true,
+    settings: {
+      store: isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite',
+      embeddings: settings.MEMORY_EMBEDDINGS,
+      embeddings_model: settings.MEMORY_EMBEDDINGS === 'openai' ? settings.EMBEDDINGS_MODEL : null,
+      write_decider: settings.MEMORY_WRITE_DECIDER,
+      max_per_key: settings.MEMORY_MAX_PER_KEY,
+      max_content_chars: settings.MEMORY_MAX_CONTENT_CHARS,
+    },
+    notes: [
+      "Memories belong to the API key that wrote them; no key reads another key's memories.",
+      'When the embedder is down, search answers keyword-only and says so in `degraded`.',
+    ],
+  };
+}
+
+export const memoryNamespace = defineNamespace({
+  name: 'memory',
+  title: 'Memory: long-term memory per API key with hybrid search',
+  version: '0.1.0',
+  instructions: MEMORY_INSTRUCTIONS,
+  settings: memorySettings,
+  errorCodes: MEMORY_ERROR_CODES,
+  create: (settings, deps: MemoryDependencies) => memoryParts(settings, deps),
+});

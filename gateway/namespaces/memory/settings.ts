@@ -4,7 +4,8 @@ import type { RankSettings } from './ranking.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
-const memoryEnv = z.object({
+/** The memory namespace's settings, parsed from the environment by the namespace contract. */
+export const memorySettings = z.object({
   MEMORY_EMBEDDINGS: z.enum(['local', 'minilm', 'openai', 'none']).default('minilm'),
   // With `minilm` and no model set up yet, the gateway fetches it in the background (`off`: only `fetch-model` does).
   MEMORY_MODEL_FETCH: z.enum(['auto', 'off']).default('auto'),
@@ -33,7 +34,7 @@ const memoryEnv = z.object({
   MEMORY_VECTOR_CACHE_MB: positiveInt.default(512),
 });
 
-export type MemorySettings = z.output<typeof memoryEnv>;
+export type MemorySettings = z.output<typeof memorySettings>;
 
 /**
  * Per-provider search settings (see ranking.ts for what each means). `floor` and `full`
@@ -94,12 +95,15 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
   },
 };
 
-/** Parsed once at start; a bad value stops the gateway naming the variable. */
+/**
+ * For `npm run memory`: a bad value stops the command naming the variable. The gateway parses
+ * the same schema through the namespace contract, which mounts the namespace and refuses its tools.
+ */
 export function loadMemorySettings(env: Readonly<Record<string, string | undefined>>): MemorySettings {
   const cleaned = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== '' && value !== undefined),
   );
-  const parsed = memoryEnv.safeParse(cleaned);
+  const parsed = memorySettings.safeParse(cleaned);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`invalid memory configuration: ${problems.join('; ')}`);

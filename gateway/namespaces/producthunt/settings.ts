@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { envSetting } from '../../mcp/namespace-contract.ts';
 import { baseUrlSetting, type Readiness } from '../../upstream/namespace-kit.ts';
 import { registerSecret } from '../../upstream/redact.ts';
 
@@ -21,6 +23,18 @@ export interface ProductHuntSettings {
   auth: ProductHuntAuth | null;
   readiness: Readiness;
 }
+
+/** The settings as the namespace contract parses them: a malformed one is refused naming it. */
+export const productHuntSettings = z.object({
+  PRODUCTHUNT_API_URL: envSetting.url().optional(),
+  PRODUCTHUNT_TOKEN_URL: envSetting.url().optional(),
+  PRODUCTHUNT_TIMEOUT_MS: envSetting.int(1_000, 120_000).optional(),
+  PRODUCTHUNT_TOKEN: envSetting.text().optional(),
+  PRODUCTHUNT_DEVELOPER_TOKEN: envSetting.text().optional(),
+  PRODUCTHUNT_ACCESS_TOKEN: envSetting.text().optional(),
+  PRODUCTHUNT_CLIENT_ID: envSetting.text().optional(),
+  PRODUCTHUNT_CLIENT_SECRET: envSetting.text().optional(),
+});
 
 /**
  * Read once at start. Nothing here throws: a missing or bad setting becomes a problem the

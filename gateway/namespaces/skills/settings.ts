@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { envSetting } from '../../mcp/namespace-contract.ts';
 import { baseUrlSetting } from '../../upstream/namespace-kit.ts';
 import { registerSecret } from '../../upstream/redact.ts';
 
@@ -33,6 +35,25 @@ export const SKILLS_SETTING_NAMES = [
   'FIRECRAWL_API_URL',
   'FIRECRAWL_API_KEY',
 ] as const;
+
+/** The settings as the namespace contract parses them: a malformed one is refused naming it. */
+export const skillsSettings = z.object({
+  GITHUB_API_URL: envSetting.url().optional(),
+  GITHUB_RAW_URL: envSetting.url().optional(),
+  GITHUB_TOKEN: envSetting.text().optional(),
+  SKILLS_REGISTRY_URL: envSetting.url().optional(),
+  SKILLS_REGISTRY_API_KEY: envSetting.text().optional(),
+  OPENAI_BASE_URL: envSetting.url().optional(),
+  OPENAI_API_KEY: envSetting.text().optional(),
+  SKILLS_AGENT_MODEL: envSetting
+    .text()
+    .trim()
+    .max(100, 'is not a model name (at most 100 characters)')
+    .regex(/^\S+$/, 'is not a model name (no spaces)')
+    .optional(),
+  FIRECRAWL_API_URL: envSetting.url().optional(),
+  FIRECRAWL_API_KEY: envSetting.text().optional(),
+}) satisfies z.ZodType<Partial<Record<(typeof SKILLS_SETTING_NAMES)[number], string>>>;
 
 function secret(env: Readonly<Record<string, string | undefined>>, name: string): string | null {
   const value = env[name]?.trim();

@@ -2,10 +2,8 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
-import { MAX_FILE_BYTES } from './content.ts';
-import { CURATED_SKILLS } from './curated.ts';
 import { UNTRUSTED_SKILLS } from './descriptions.ts';
-import { findResult, MAX_INSPECTIONS, MAX_REQUIREMENTS, MAX_STEPS, type SkillFinder } from './finder.ts';
+import { findResult, MAX_REQUIREMENTS, type SkillFinder } from './finder.ts';
 import type { GitHubClient } from './github.ts';
 import { resolveSkill } from './resolve.ts';
 import type { SkillSearch } from './search.ts';
@@ -13,7 +11,6 @@ import { PROVIDERS, searchHit } from './search-hit.ts';
 import type { SkillsSettings } from './settings.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
 import { createFileTools } from './tools-files.ts';
-import { WEB_URLS_CHECKED } from './web.ts';
 
 export interface SkillsToolsOptions {
   settings: SkillsSettings;
@@ -22,16 +19,7 @@ export interface SkillsToolsOptions {
   finder: SkillFinder;
 }
 
-const SKILL_MD_MAX = 64 * 1024;
-
-const provider = z.object({
-  name: z.string(),
-  ready: z.boolean(),
-  authenticated: z.boolean(),
-  base_url: z.string().nullable(),
-  used_by: z.array(z.string()),
-  note: z.string(),
-});
+export const SKILL_MD_MAX = 64 * 1024;
 
 function requireGitHub(github: GitHubClient | null): GitHubClient {
   if (github) return github;
@@ -41,112 +29,9 @@ function requireGitHub(github: GitHubClient | null): GitHubClient {
   );
 }
 
-export function createSkillsTools({
-  settings,
-  github,
-  search,
-  finder,
-}: SkillsToolsOptions): ToolDefinition[] {
+export function createSkillsTools({ github, search, finder }: SkillsToolsOptions): ToolDefinition[] {
   const fileTools = createFileTools(() => requireGitHub(github));
   const tools: ToolDefinition[] = [
-    defineTool({
-      name: 'skills_capabilities',
-      title: 'Skills namespace capabilities',
-      description:
-        'Which providers are configured (GitHub with or without a token, skills registry, OpenAI for skills_find ranking), the caps every tool applies, and any setting problem. No network call; never returns a secret.',
-      input: z.object({}),
-      output: z.object({
-        ready: z.boolean(),
-        providers: z.array(provider),
-        problems: z.array(z.string()),
-        caps: z.record(z.string(), z.number()),
-        curated_skills: z.number().int(),
-        tools: z.array(z.object({ name: z.string(), title: z.string(), read_only: z.boolean() })),
-        untrusted: z.string(),
-      }),
-      annotations: ANNOTATIONS.local,
-      async handler() {
-        return {
-          ready: github !== null,
-          providers: [
-            {
-              name: 'github',
-              ready: github !== null,
-              authenticated: settings.githubToken !== null,
-              base_url: settings.githubApiUrl,
-              used_by: [
-                'skills_get',
-                'skills_read_file',
-                'skills_download',
-                'skills_validate',
-                'skills_search',
-              ],
-              note: settings.githubToken
-                ? 'Token set: 5,000 API calls per hour and code search for SKILL.md.'
-                : 'No GITHUB_TOKEN: 60 API calls per hour per IP and no code search; files still readable.',
-            },
-            {
-              name: 'registry',
-              ready: settings.registryUrl !== null,
-              authenticated: settings.registryApiKey !== null,
-              base_url: settings.registryUrl,
-              used_by: ['skills_search', 'skills_find'],
-              note: settings.registryUrl
-                ? 'Searched as one source of skills_search.'
-                : 'Off: set SKILLS_REGISTRY_URL (e.g. https://skills.sh).',
-            },
-            {
-              name: 'curated',
-              ready: true,
-              authenticated: false,
-              base_url: null,
-              used_by: ['skills_search', 'skills_find'],
-              note: `${CURATED_SKILLS.length} well-known skills, no network needed.`,
-            },
-            {
-              name: 'openai',
-              ready: finder.modelConfigured,
-              authenticated: settings.openaiApiKey !== null,
-              base_url: settings.openaiBaseUrl,
-              used_by: ['skills_find'],
-              note: finder.modelConfigured
-                ? `Model ${settings.agentModel} ranks real candidates (at most ${MAX_STEPS} turns, ${MAX_INSPECTIONS} file reads per requirement).`
-                : 'Off: set OPENAI_API_KEY; skills_find answers search-only meanwhile.',
-            },
-            {
-              name: 'firecrawl',
-              ready:
-                settings.firecrawlApiKey !== null && settings.firecrawlApiUrl !== null && github !== null,
-              authenticated: settings.firecrawlApiKey !== null,
-              base_url: settings.firecrawlApiUrl,
-              used_by: ['skills_search', 'skills_find'],
-              note:
-                settings.firecrawlApiKey !== null
-                  ? `Web search (source "web"): at most ${WEB_URLS_CHECKED} GitHub pages per search are resolved, and only real SKILL.md folders at a commit are returned.`
-                  : 'Off: set FIRECRAWL_API_KEY to add web search (source "web"); results are verified on GitHub before use.',
-            },
-          ],
-          problems: settings.problems,
-          caps: {
-            search_results_max: 20,
-            find_requirements_max: MAX_REQUIREMENTS,
-            find_model_steps_max: MAX_STEPS,
-            download_files_max: 100,
-            download_bytes_max: 2 * 1024 * 1024,
-            file_bytes_max: MAX_FILE_BYTES,
-            skill_md_bytes_max: SKILL_MD_MAX,
-          },
-          curated_skills: CURATED_SKILLS.length,
-          tools: tools.map((tool) => ({
-            name: tool.name,
-            title: tool.title,
-            read_only: tool.annotations.readOnlyHint === true,
-          })),
-          untrusted: UNTRUSTED_SKILLS,
-        };
-      },
-    }),
-
     defineTool({
       name: 'skills_search',
       title: 'Search for skills',

@@ -68,9 +68,10 @@ after(async () => {
 });
 
 describe('memory namespace over MCP', () => {
-  test('lists the nine tools; origin-shaped calls validate', async () => {
+  test('lists the nine tools and memory_capabilities; origin-shaped calls validate', async () => {
     const { tools } = await alice.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'memory_capabilities',
       'memory_delete',
       'memory_delete_many',
       'memory_export',
