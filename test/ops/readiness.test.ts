@@ -49,7 +49,7 @@ test('readiness fails when the Postgres state store goes away, and while drainin
     assert.deepEqual(ready.body, {
       ready: true,
       draining: false,
-      checks: { state_store: { ok: true }, broker_worker: { ok: true } },
+      checks: { state_store: { ok: true }, broker_worker: { ok: true }, namespace_memory: { ok: true } },
     });
 
     await postgres.close();
@@ -63,6 +63,8 @@ test('readiness fails when the Postgres state store goes away, and while drainin
     assert.equal(failed.body.checks.state_store?.ok, false);
     assert.equal(typeof failed.body.checks.state_store?.error, 'string');
     assert.equal(failed.body.checks.broker_worker?.ok, true);
+    // The memory store lives in the same Postgres: its namespace's health says so too.
+    assert.equal(failed.body.checks.namespace_memory?.ok, false);
     assert.ok(!JSON.stringify(failed.body).includes(postgres.url), 'the database URL is not echoed');
   } finally {
     await ops.close();
@@ -98,7 +100,7 @@ test('a draining gateway is not ready, with the same JSON naming every check', a
     assert.deepEqual(draining.body, {
       ready: false,
       draining: true,
-      checks: { state_store: { ok: true }, broker_worker: { ok: true } },
+      checks: { state_store: { ok: true }, broker_worker: { ok: true }, namespace_memory: { ok: true } },
     });
   } finally {
     await ops.close();
@@ -131,6 +133,7 @@ test('with RATE_LIMIT_REDIS_URL, readiness names Redis and follows it going away
     });
     assert.deepEqual(Object.keys((await readyz(url)).body.checks).sort(), [
       'broker_worker',
+      'namespace_memory',
       'redis',
       'state_store',
     ]);
