@@ -111,7 +111,7 @@ export const PRINCIPAL_SQL = `SELECT k.id, k.account_id, k.revoked_at, k.expires
    UNION ALL
    SELECT k.id, k.account_id, k.revoked_at, k.expires_at, k.scopes, k.limits, a.disabled_at, g.valid_until
    FROM key_grace_secrets g JOIN api_keys k ON k.id = g.key_id JOIN accounts a ON a.id = k.account_id
-   WHERE g.key_hash = $2`;
+   WHERE g.key_hash = $1`;
 
 export interface PrincipalRow {
   id: string;

@@ -23,42 +23,38 @@ export class ApiKeyStore extends SqliteStateStore {
   create(label: string, owner: string | null = null, options: CreateKeyOptions = {}): CreatedApiKey {
     const account =
       owner === null
-        ? this.operatorAccountSync()
-        : (this.accountIdByEmail(owner) ??
-          this.createAccountSync({ email: owner, passwordHash: null, admin: false }));
-    return this.createKeySync({
-      label,
-      ownerId: account.id,
-      scopes: options.scopes ?? { ...FULL_SCOPES },
-      expiresAt: options.expiresAt ?? null,
-      limits: options.limits ?? {},
-    });
-  }
-
-  private accountIdByEmail(email: string): { id: string } | undefined {
-    return this.db.prepare('SELECT id FROM accounts WHERE email = ?').get(email.trim().toLowerCase()) as
-      | { id: string }
-      | undefined;
+        ? this.runSync(this.queries.operatorAccount())
+        : (this.runSync(this.queries.accountByEmail(owner)) ??
+          this.runSync(this.queries.createAccount({ email: owner, passwordHash: null, admin: false })));
+    return this.runSync(
+      this.queries.createKey({
+        label,
+        ownerId: account.id,
+        scopes: options.scopes ?? { ...FULL_SCOPES },
+        expiresAt: options.expiresAt ?? null,
+        limits: options.limits ?? {},
+      }),
+    );
   }
 
   list(): ApiKeyRecord[] {
-    return this.listKeysSync();
+    return this.runSync(this.queries.listKeys());
   }
 
   revoke(id: string): boolean {
-    return this.revokeKeySync(id);
+    return this.runSync(this.queries.revokeKey(id));
   }
 
   findByHash(hash: Buffer): { id: string; revoked: boolean } | undefined {
-    const found = this.keyByHashSync(hash);
+    const found = this.runSync(this.queries.keyByHash(hash));
     return found ? { id: found.id, revoked: found.revoked } : undefined;
   }
 
   setLimits(id: string, limits: KeyLimits): ApiKeyRecord | undefined {
-    return this.setKeyLimitsSync(id, limits);
+    return this.runSync(this.queries.setKeyLimits(id, limits));
   }
 
   touch(id: string, at: Date): void {
-    this.touchKeySync(id, at);
+    this.runSync(this.queries.touchKey(id, at));
   }
 }
