@@ -67,8 +67,10 @@ async function workerReachable(): Promise<true | undefined> {
     }),
   }).catch(() => undefined);
   if (!res?.ok) return undefined;
-  const body = (await res.json()) as { result: { structuredContent: { worker: { reachable: boolean } } } };
-  return body.result.structuredContent.worker.reachable || undefined;
+  const body = (await res.json()) as {
+    result: { structuredContent: { details: { worker: { reachable: boolean } } } };
+  };
+  return body.result.structuredContent.details.worker.reachable || undefined;
 }
 
 before(async () => {

@@ -54,8 +54,8 @@ async function mcp(): Promise<Client> {
 
 async function workerReachable(client: Client): Promise<string | undefined> {
   const result = await client.callTool({ name: 'event_capabilities', arguments: {} });
-  const caps = result.structuredContent as { worker: { reachable: boolean; workerId?: string } };
-  return caps.worker.reachable ? (caps.worker.workerId ?? 'reachable') : undefined;
+  const caps = result.structuredContent as { details: { worker: { reachable: boolean } } };
+  return caps.details.worker.reachable ? 'reachable' : undefined;
 }
 
 /** Up: /healthz answers and the gateway reaches the worker. */
