@@ -18,7 +18,7 @@ import { PUBLISH_MAX_MESSAGE_BYTES } from '../../shared/event/limits.ts';
 import { createTopic, uniqueName, withAdmin } from '../broker-worker/support/kafka.ts';
 import { startWorker, type WorkerProcess } from '../broker-worker/support/worker-process.ts';
 import { callTool } from '../support/event-stack.ts';
-import { type GatewayProcess, runGatewayToExit, startGatewayProcess } from '../support/gateway-process.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
@@ -461,34 +461,4 @@ test('without a signing key records are stamped but unsigned, and capabilities s
     all.filter((m) => m.value === '{"task":"invoice"}'),
   );
   assert.equal(signed!.provenance, 'invalid');
-});
-
-test('a bad signing setting stops the gateway with a message naming the variable, never its value', async () => {
-  const h = await host();
-  const cases: Array<[Record<string, string>, RegExp]> = [
-    [{ EVENT_SIGNING_SECRET: 'short-secret-value' }, /EVENT_SIGNING_SECRET: must be at least 32/],
-    [
-      { EVENT_SIGNING_PRIVATE_KEY: 'not-a-pem-key-value' },
-      /EVENT_SIGNING_PRIVATE_KEY: must be an Ed25519 private key/,
-    ],
-    [
-      { EVENT_SIGNING_SECRET: SECRET_1, EVENT_VERIFY_SECRETS: `${SECRET_2},short-secret-value` },
-      /EVENT_VERIFY_SECRETS/,
-    ],
-    [{ EVENT_VERIFY_PUBLIC_KEYS: 'not-a-pem-key-value' }, /EVENT_VERIFY_PUBLIC_KEYS/],
-    [
-      { EVENT_SIGNING_SECRET: SECRET_1, EVENT_SIGNING_PRIVATE_KEY: 'not-a-pem-key-value' },
-      /EVENT_SIGNING_PRIVATE_KEY/,
-    ],
-  ];
-  for (const [env, message] of cases) {
-    const { code, output } = await runGatewayToExit({
-      DATA_DIR: h.dataDir,
-      BROKER_WORKERS: worker.address,
-      ...env,
-    });
-    assert.equal(code, 1, output);
-    assert.match(output, message);
-    assert.doesNotMatch(output, /short-secret-value|not-a-pem-key-value/);
-  }
 });
