@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
+import { contentHash, plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import {
   MemoryLimitError,
   type MemoryStore,
@@ -140,5 +140,27 @@ export function memoryWriteCases(name: string, getStore: () => MemoryStore): voi
     );
     assert.deepEqual([moved.status, moved.memory.id], ['updated', keyed.id]);
     assert.equal((await store.get(a, fact.id, t0 + 4))?.supersededBy, keyed.id);
+  });
+
+  test(`${name}: update moves a memory to another namespace, clears its expiry, and re-embeds only new text`, async () => {
+    const store = getStore();
+    const a = freshKey();
+    const text = `locker ${a} is number 17`;
+    const written = await store.write(a, plainWrite(text, { expiresAt: t0 + 100, tags: ['gym'] }), MAX, t0);
+    await store.adoptEmbeddingModel(MODEL);
+    await embedAll(store, new Map([[text, unit(0, 1, 1, 0)]]));
+    const same = { text, hash: contentHash(text) };
+    const moved = await store.update(
+      a,
+      written.memory.id,
+      { namespace: 'gym', expiresAt: null, content: same },
+      t0 + 1,
+    );
+    assert.deepEqual(
+      [moved?.namespace, moved?.expiresAt, moved?.embeddingStatus, moved?.updatedAt, moved?.tags],
+      ['gym', null, 'ready', t0 + 1, ['gym']],
+    );
+    assert.ok(await store.get(a, written.memory.id, t0 + 200), 'it no longer expires');
+    assert.equal((await store.list(a, { namespace: 'gym' }, { limit: 10 }, t0 + 200)).memories.length, 1);
   });
 }

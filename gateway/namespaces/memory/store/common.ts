@@ -93,6 +93,19 @@ export function toRecord(row: MemoryRow): MemoryRecord {
   };
 }
 
+/** A stored memory as the write plan sees it: the record plus what only the row knows. */
+export interface StoredMemory {
+  rowId: number;
+  contentHash: string;
+  memory: MemoryRecord;
+}
+
+export function storedMemory(row: MemoryRow): StoredMemory;
+export function storedMemory(row: MemoryRow | undefined): StoredMemory | undefined;
+export function storedMemory(row: MemoryRow | undefined): StoredMemory | undefined {
+  return row && { rowId: Number(row.id), contentHash: row.content_hash, memory: toRecord(row) };
+}
+
 export function unionTags(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])];
 }

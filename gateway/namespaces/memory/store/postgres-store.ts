@@ -5,7 +5,7 @@ import {
   runPgMigrations,
   withPgTransaction,
 } from '../../../store/index.ts';
-import { decodeCursor, encodeCursor, type MemoryRow, mergeMetadata, pageBySize, toRecord } from './common.ts';
+import { decodeCursor, encodeCursor, type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
@@ -25,7 +25,7 @@ import type {
   WriteInput,
   WriteResult,
 } from './types.ts';
-import { autoSupersedeOrder, planWrite, runWritePlanAsync } from './write-plan.ts';
+import { autoSupersedeOrder, planUpdate, planWrite, runWritePlanAsync } from './write-plan.ts';
 
 /**
  * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
@@ -76,10 +76,6 @@ export class PostgresMemoryStore implements MemoryStore {
     });
   }
 
-  private static async byId(c: PgClient, id: number | string): Promise<MemoryRecord> {
-    return toRecord((await c.query('SELECT * FROM memories WHERE id = $1', [id])).rows[0] as MemoryRow);
-  }
-
   async write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
     return this.tx(apiKeyId, (c) =>
       runWritePlanAsync(planWrite(input, maxPerKey), new PgWriteStatements(c, apiKeyId, now)),
@@ -103,24 +99,8 @@ export class PostgresMemoryStore implements MemoryStore {
         )
       ).rows[0] as MemoryRow | undefined;
       if (!row) return null;
-      const current = toRecord(row);
-      await c.query(
-        `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, namespace = $5, expires_at = $6,
-           pinned = $7, updated_at = $8, embedding_status = CASE WHEN content_hash <> $2 THEN 'pending' ELSE embedding_status END
-         WHERE id = $9`,
-        [
-          patch.content?.text ?? current.content,
-          patch.content?.hash ?? row.content_hash,
-          patch.tags ?? current.tags,
-          patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata,
-          patch.namespace ?? current.namespace,
-          patch.expiresAt === undefined ? current.expiresAt : patch.expiresAt,
-          patch.pinned ?? current.pinned,
-          now,
-          row.id,
-        ],
-      );
-      return PostgresMemoryStore.byId(c, row.id);
+      const { namespace, values, reembed } = planUpdate(storedMemory(row), patch);
+      return new PgWriteStatements(c, apiKeyId, now).rewrite(Number(row.id), namespace, values, reembed);
     });
   }
 

@@ -1,15 +1,11 @@
 import type { PgClient } from '../../../store/index.ts';
-import { type MemoryRow, toRecord } from './common.ts';
+import { type MemoryRow, type StoredMemory, storedMemory, toRecord } from './common.ts';
 import type { MemoryRecord } from './types.ts';
-import type { AsyncWriteStatements, RowValues, StoredMemory } from './write-plan.ts';
+import type { AsyncWriteStatements, RowValues } from './write-plan.ts';
 
 /** A row's values in column order; the driver sends tags as text[] and metadata as jsonb. */
 function columns(values: RowValues): unknown[] {
   return [values.content, values.contentHash, values.tags, values.metadata, values.pinned, values.expiresAt];
-}
-
-function stored(row: MemoryRow | undefined): StoredMemory | undefined {
-  return row && { rowId: Number(row.id), contentHash: row.content_hash, memory: toRecord(row) };
 }
 
 /**
@@ -43,7 +39,7 @@ export class PgWriteStatements implements AsyncWriteStatements {
   }
 
   async byKey(namespace: string, key: string): Promise<StoredMemory | undefined> {
-    return stored(
+    return storedMemory(
       await this.one('SELECT * FROM memories WHERE api_key_id = $1 AND namespace = $2 AND key = $3', [
         this.apiKeyId,
         namespace,
@@ -53,7 +49,7 @@ export class PgWriteStatements implements AsyncWriteStatements {
   }
 
   async twin(namespace: string, contentHash: string): Promise<StoredMemory | undefined> {
-    return stored(
+    return storedMemory(
       await this.one(
         'SELECT * FROM memories WHERE api_key_id = $1 AND namespace = $2 AND content_hash = $3 ORDER BY id LIMIT 1',
         [this.apiKeyId, namespace, contentHash],
@@ -91,12 +87,17 @@ export class PgWriteStatements implements AsyncWriteStatements {
     return toRecord(row!);
   }
 
-  async rewrite(rowId: number, values: RowValues, reembed: boolean): Promise<MemoryRecord> {
+  async rewrite(
+    rowId: number,
+    namespace: string,
+    values: RowValues,
+    reembed: boolean,
+  ): Promise<MemoryRecord> {
     const row = await this.one(
       `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, pinned = $5, expires_at = $6,
-         updated_at = $7, embedding_status = CASE WHEN $8::boolean THEN 'pending' ELSE embedding_status END
-       WHERE id = $9 RETURNING *`,
-      [...columns(values), this.now, reembed, rowId],
+         namespace = $7, updated_at = $8, embedding_status = CASE WHEN $9::boolean THEN 'pending' ELSE embedding_status END
+       WHERE id = $10 RETURNING *`,
+      [...columns(values), namespace, this.now, reembed, rowId],
     );
     return toRecord(row!);
   }

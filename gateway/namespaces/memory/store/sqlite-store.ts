@@ -7,7 +7,7 @@ import {
   startWalCheckpointer,
   type WalCheckpointer,
 } from '../../../store/index.ts';
-import { decodeCursor, encodeCursor, type MemoryRow, mergeMetadata, pageBySize, toRecord } from './common.ts';
+import { decodeCursor, encodeCursor, type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
 import { registerMemoryFunctions } from './sqlite-fts.ts';
@@ -32,7 +32,7 @@ import type {
   WriteInput,
   WriteResult,
 } from './types.ts';
-import { autoSupersedeOrder, planWrite, runWritePlan } from './write-plan.ts';
+import { autoSupersedeOrder, planUpdate, planWrite, runWritePlan } from './write-plan.ts';
 
 export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;
 
@@ -85,10 +85,6 @@ export class SqliteMemoryStore implements MemoryStore {
     ).get(id, apiKeyId, now) as MemoryRow | undefined;
   }
 
-  private byId(rowId: number): MemoryRecord {
-    return toRecord(this.st('SELECT * FROM memories WHERE id = ?').get(rowId) as MemoryRow);
-  }
-
   /** Answers once the row is committed, together with the other writes of this turn. */
   write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult> {
     return this.writes.run(() =>
@@ -108,36 +104,9 @@ export class SqliteMemoryStore implements MemoryStore {
     const run = this.db.transaction((): MemoryRecord | null => {
       const row = this.row(apiKeyId, id, now);
       if (!row) return null;
-      const current = toRecord(row);
-      const contentChanged = patch.content !== undefined && patch.content.hash !== row.content_hash;
-      const next = {
-        content: patch.content?.text ?? current.content,
-        hash: patch.content?.hash ?? row.content_hash,
-        tags: JSON.stringify(patch.tags ?? current.tags),
-        metadata: JSON.stringify(
-          patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata,
-        ),
-        namespace: patch.namespace ?? current.namespace,
-        expiresAt: patch.expiresAt === undefined ? current.expiresAt : patch.expiresAt,
-        pinned: patch.pinned ?? current.pinned,
-      };
-      this.st(
-        `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, namespace = ?, expires_at = ?,
-           pinned = ?, updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
-         WHERE id = ?`,
-      ).run(
-        next.content,
-        next.hash,
-        next.tags,
-        next.metadata,
-        next.namespace,
-        next.expiresAt,
-        next.pinned ? 1 : 0,
-        now,
-        contentChanged ? 1 : 0,
-        row.id,
-      );
-      return this.byId(row.id);
+      const { namespace, values, reembed } = planUpdate(storedMemory(row), patch);
+      const statements = new SqliteWriteStatements((sql) => this.st(sql), apiKeyId, now);
+      return statements.rewrite(row.id, namespace, values, reembed);
     });
     return run.immediate();
   }

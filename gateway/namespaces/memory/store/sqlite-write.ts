@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { type MemoryRow, toRecord } from './common.ts';
+import { type MemoryRow, type StoredMemory, storedMemory, toRecord } from './common.ts';
 import type { MemoryRecord } from './types.ts';
-import type { RowValues, StoredMemory, WriteStatements } from './write-plan.ts';
+import type { RowValues, WriteStatements } from './write-plan.ts';
 
 type Statements = (sql: string) => Database.Statement<unknown[]>;
 
@@ -15,10 +15,6 @@ function columns(values: RowValues): unknown[] {
     values.pinned ? 1 : 0,
     values.expiresAt,
   ];
-}
-
-function stored(row: MemoryRow | undefined): StoredMemory | undefined {
-  return row && { rowId: row.id, contentHash: row.content_hash, memory: toRecord(row) };
 }
 
 /** The write plan's statements in SQLite's dialect. */
@@ -45,7 +41,7 @@ export class SqliteWriteStatements implements WriteStatements {
   }
 
   byKey(namespace: string, key: string): StoredMemory | undefined {
-    return stored(
+    return storedMemory(
       this.st('SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND key = ?').get(
         this.apiKeyId,
         namespace,
@@ -55,7 +51,7 @@ export class SqliteWriteStatements implements WriteStatements {
   }
 
   twin(namespace: string, contentHash: string): StoredMemory | undefined {
-    return stored(
+    return storedMemory(
       this.st(
         'SELECT * FROM memories WHERE api_key_id = ? AND namespace = ? AND content_hash = ? ORDER BY id LIMIT 1',
       ).get(this.apiKeyId, namespace, contentHash) as MemoryRow | undefined,
@@ -91,12 +87,12 @@ export class SqliteWriteStatements implements WriteStatements {
     return toRecord(row as MemoryRow);
   }
 
-  rewrite(rowId: number, values: RowValues, reembed: boolean): MemoryRecord {
+  rewrite(rowId: number, namespace: string, values: RowValues, reembed: boolean): MemoryRecord {
     const row = this.st(
       `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
-         updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
+         namespace = ?, updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
        WHERE id = ? RETURNING *`,
-    ).get(...columns(values), this.now, reembed ? 1 : 0, rowId);
+    ).get(...columns(values), namespace, this.now, reembed ? 1 : 0, rowId);
     return toRecord(row as MemoryRow);
   }
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { sameJson, sortedMetadata, unionTags } from './common.ts';
+import { mergeMetadata, type StoredMemory, sameJson, sortedMetadata, unionTags } from './common.ts';
 import {
   MemoryLimitError,
   type MemoryRecord,
   SupersedesNotFoundError,
+  type UpdatePatch,
   type WriteInput,
   type WriteResult,
 } from './types.ts';
@@ -19,13 +20,6 @@ import {
  * node-postgres's is asynchronous. runWritePlan and runWritePlanAsync step the same plan
  * through either, so the rule cannot drift apart between the engines.
  */
-
-/** A stored memory as the plan sees it: the record plus what only the row knows. */
-export interface StoredMemory {
-  rowId: number;
-  contentHash: string;
-  memory: MemoryRecord;
-}
 
 /** The columns a write sets on a row it inserts or rewrites (times are the write's `now`). */
 export interface RowValues {
@@ -58,7 +52,7 @@ export interface WriteStatements {
   remove(rowIds: number[]): void;
   insert(id: string, namespace: string, key: string | null, values: RowValues): MemoryRecord;
   /** Replaces a row's values; `reembed` marks its embedding pending (the content changed). */
-  rewrite(rowId: number, values: RowValues, reembed: boolean): MemoryRecord;
+  rewrite(rowId: number, namespace: string, values: RowValues, reembed: boolean): MemoryRecord;
   /** Sets an identical memory's merged tags and pin, and marks it written now. */
   touch(rowId: number, tags: string[], pinned: boolean): MemoryRecord;
   markSuperseded(olderId: string, newerId: string): void;
@@ -126,7 +120,7 @@ function* upsert(existing: StoredMemory, values: RowValues): WritePlan {
   if (same) return { memory, status: 'unchanged', evictedIds: [] };
   const reembed = existing.contentHash !== values.contentHash;
   return {
-    memory: yield* ask('rewrite', existing.rowId, values, reembed),
+    memory: yield* ask('rewrite', existing.rowId, memory.namespace, values, reembed),
     status: 'updated',
     evictedIds: [],
   };
@@ -154,6 +148,31 @@ function* makeRoom(maxPerKey: number): Generator<Ask, string[], unknown> {
     victims.map((victim) => victim.rowId),
   );
   return victims.map((victim) => victim.id);
+}
+
+/**
+ * What memory_update makes of a memory: the fields given replace the stored ones, metadata
+ * is merge-patched (a null value removes that key), an expiry of null clears it, and only
+ * new content re-embeds. The caller rewrites the row with the result.
+ */
+export function planUpdate(
+  current: StoredMemory,
+  patch: UpdatePatch,
+): { namespace: string; values: RowValues; reembed: boolean } {
+  const { memory } = current;
+  const contentHash = patch.content?.hash ?? current.contentHash;
+  return {
+    namespace: patch.namespace ?? memory.namespace,
+    values: {
+      content: patch.content?.text ?? memory.content,
+      contentHash,
+      tags: patch.tags ?? memory.tags,
+      metadata: mergeMetadata(memory.metadata, patch.metadata ?? {}),
+      pinned: patch.pinned ?? memory.pinned,
+      expiresAt: patch.expiresAt === undefined ? memory.expiresAt : patch.expiresAt,
+    },
+    reembed: contentHash !== current.contentHash,
+  };
 }
 
 /** Runs a plan against synchronous statements (SQLite), inside the caller's transaction. */
