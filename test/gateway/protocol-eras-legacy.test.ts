@@ -101,7 +101,7 @@ for (const engine of ['uws', 'node'] as const) {
           ],
         );
         assert.equal(res.status, 200, res.text);
-        assert.equal(res.body.result.structuredContent.worker.reachable, false);
+        assert.equal(res.body.result.structuredContent.details.worker.reachable, false);
         assert.equal(res.body.result.resultType, undefined);
       });
 

@@ -65,7 +65,7 @@ for (const engine of ['uws', 'node'] as const) {
         assert.equal(result.resultType, 'complete');
         assert.equal(result.isError, false);
         assert.equal(result.content[0].type, 'text');
-        assert.equal(result.structuredContent.worker.reachable, false);
+        assert.equal(result.structuredContent.details.worker.reachable, false);
         assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
         assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcp-event-gateway-event');
       });

@@ -154,7 +154,11 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
 
     const ready = await readyz(opsUrl);
     assert.equal(ready.status, 200, JSON.stringify(ready.body));
-    assert.deepEqual(Object.keys(ready.body.checks).sort(), ['broker_worker', 'state_store']);
+    assert.deepEqual(Object.keys(ready.body.checks).sort(), [
+      'broker_worker',
+      'namespace_memory',
+      'state_store',
+    ]);
     await worker.stop();
     const down = await waitFor(
       async () => {
