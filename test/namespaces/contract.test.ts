@@ -122,9 +122,9 @@ async function stop(running: Running | undefined): Promise<void> {
   await rm(running.dataDir, { recursive: true, force: true });
 }
 
-async function connect(running: Running, namespace: string, era: Era): Promise<EraClient> {
+async function connect(running: Running, namespace: string, era: Era, key = running.key): Promise<EraClient> {
   const url = new URL(`${running.url}/${namespace}/mcp`);
-  const requestInit = { headers: { 'X-API-Key': running.key } };
+  const requestInit = { headers: { 'X-API-Key': key } };
   if (era === 'legacy') {
     const client = new LegacyClient({ name: 'contract-suite', version: '1.0.0' });
     await client.connect(new LegacyTransport(url, { requestInit }));
@@ -234,6 +234,21 @@ describe('with good settings', () => {
         const long = await client.callTool({ name: 'example_greet', arguments: { name: 'A'.repeat(41) } });
         assert.equal(codeOf(long, era), 'NAME_TOO_LONG');
         assert.match(textOf(long), /at most 40/);
+      } finally {
+        await client.close();
+      }
+    }
+  });
+  test('a key limit refusal (quota_exceeded) carries its code on the wire in both eras', async () => {
+    for (const era of ['legacy', 'modern'] as const) {
+      const limited = mintKey(running!.dataDir, `quota-${era}`, null, { limits: { quotas: { example: 1 } } });
+      const client = await connect(running!, 'example', era, limited.key);
+      try {
+        const first = await client.callTool({ name: 'example_greet', arguments: { name: 'Ada' } });
+        assert.notEqual(first.isError, true, textOf(first));
+        const second = await client.callTool({ name: 'example_greet', arguments: { name: 'Ada' } });
+        assert.equal(codeOf(second, era), 'quota_exceeded');
+        assert.match(textOf(second), /^\[quota_exceeded\] /);
       } finally {
         await client.close();
       }
