@@ -21,8 +21,11 @@ const days = z
 const limit = z.number().int().min(1).max(500).optional().describe('Items per list (default 20).');
 
 export function insightTools(deps: GscToolDeps): ToolDefinition[] {
-  const { client, settings, now } = deps;
+  return [findOpportunitiesTool(deps), contentDecayTool(deps), cannibalizationTool(deps)];
+}
 
+function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings, now } = deps;
   async function rows(
     site: string,
     start: string,
@@ -39,188 +42,229 @@ export function insightTools(deps: GscToolDeps): ToolDefinition[] {
     );
     return fetched.rows.map((r) => mapRow(r, dims));
   }
+  return defineTool({
+    name: 'gsc_find_opportunities',
+    title: 'Find quick-win queries',
+    description:
+      'Striking-distance queries (average position 4–20 with at least min_impressions) and high-impression queries whose CTR is under half the typical CTR for their position. Ranked by impressions; heuristics, not guarantees.',
+    input: z.object({
+      site_url: siteUrl,
+      days,
+      min_impressions: z.number().int().min(0).optional(),
+      limit,
+    }),
+    output: z.object({
+      site_url: z.string(),
+      start_date: z.string(),
+      end_date: z.string(),
+      striking_distance: z.array(rowSchema),
+      low_ctr: z.array(rowSchema.extend({ expected_ctr: z.number() })),
+      method: z.string(),
+    }),
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      const range = lastDays(now(), args.days);
+      const minImpressions = args.min_impressions ?? 100;
+      const n = args.limit ?? 20;
+      const all = (await rows(site, range.start, range.end, ['query', 'page'], signal)).filter(
+        (r) => r.impressions >= minImpressions,
+      );
+      const byImpressions = (a: Row, b: Row) => b.impressions - a.impressions;
+      return {
+        site_url: site,
+        start_date: range.start,
+        end_date: range.end,
+        striking_distance: all
+          .filter((r) => r.position >= 4 && r.position <= 20)
+          .sort(byImpressions)
+          .slice(0, n),
+        low_ctr: all
+          .map((r) => ({ ...r, expected_ctr: expectedCtr(r.position) }))
+          .filter((r) => r.position <= 10 && r.ctr < r.expected_ctr / 2)
+          .sort(byImpressions)
+          .slice(0, n),
+        method:
+          'striking distance: position 4–20; low CTR: CTR below half of a typical CTR curve for the position (top 10 only).',
+      };
+    },
+  });
+}
 
-  return [
-    defineTool({
-      name: 'gsc_find_opportunities',
-      title: 'Find quick-win queries',
-      description:
-        'Striking-distance queries (average position 4–20 with at least min_impressions) and high-impression queries whose CTR is under half the typical CTR for their position. Ranked by impressions; heuristics, not guarantees.',
-      input: z.object({
-        site_url: siteUrl,
-        days,
-        min_impressions: z.number().int().min(0).optional(),
-        limit,
-      }),
-      output: z.object({
-        site_url: z.string(),
-        start_date: z.string(),
-        end_date: z.string(),
-        striking_distance: z.array(rowSchema),
-        low_ctr: z.array(rowSchema.extend({ expected_ctr: z.number() })),
-        method: z.string(),
-      }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        const range = lastDays(now(), args.days);
-        const minImpressions = args.min_impressions ?? 100;
-        const n = args.limit ?? 20;
-        const all = (await rows(site, range.start, range.end, ['query', 'page'], signal)).filter(
-          (r) => r.impressions >= minImpressions,
-        );
-        const byImpressions = (a: Row, b: Row) => b.impressions - a.impressions;
-        return {
-          site_url: site,
-          start_date: range.start,
-          end_date: range.end,
-          striking_distance: all
-            .filter((r) => r.position >= 4 && r.position <= 20)
-            .sort(byImpressions)
-            .slice(0, n),
-          low_ctr: all
-            .map((r) => ({ ...r, expected_ctr: expectedCtr(r.position) }))
-            .filter((r) => r.position <= 10 && r.ctr < r.expected_ctr / 2)
-            .sort(byImpressions)
-            .slice(0, n),
-          method:
-            'striking distance: position 4–20; low CTR: CTR below half of a typical CTR curve for the position (top 10 only).',
-        };
-      },
+function contentDecayTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings, now } = deps;
+  async function rows(
+    site: string,
+    start: string,
+    end: string,
+    dims: string[],
+    signal: AbortSignal,
+  ): Promise<Row[]> {
+    const fetched = await fetchRows(
+      client,
+      site,
+      { startDate: start, endDate: end, dimensions: dims, dataState: settings.dataState },
+      Math.min(API_PAGE, settings.maxRows),
+      signal,
+    );
+    return fetched.rows.map((r) => mapRow(r, dims));
+  }
+  return defineTool({
+    name: 'gsc_content_decay',
+    title: 'Pages losing clicks',
+    description:
+      'Compares each page over the last N complete days with the N days before; lists pages whose clicks fell by at least min_drop_pct (default 20) from at least min_clicks (default 10). Ranked by clicks lost.',
+    input: z.object({
+      site_url: siteUrl,
+      days,
+      min_clicks: z.number().int().min(0).optional(),
+      min_drop_pct: z.number().min(0).max(100).optional(),
+      limit,
     }),
-    defineTool({
-      name: 'gsc_content_decay',
-      title: 'Pages losing clicks',
-      description:
-        'Compares each page over the last N complete days with the N days before; lists pages whose clicks fell by at least min_drop_pct (default 20) from at least min_clicks (default 10). Ranked by clicks lost.',
-      input: z.object({
-        site_url: siteUrl,
-        days,
-        min_clicks: z.number().int().min(0).optional(),
-        min_drop_pct: z.number().min(0).max(100).optional(),
-        limit,
-      }),
-      output: z.object({
-        site_url: z.string(),
-        current: z.tuple([z.string(), z.string()]),
-        previous: z.tuple([z.string(), z.string()]),
-        pages: z.array(
-          z.object({
-            page: z.string(),
-            previous_clicks: z.number(),
-            current_clicks: z.number(),
-            clicks_lost: z.number(),
-            drop_pct: z.number(),
-            position_delta: z.number().nullable(),
-          }),
-        ),
-      }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        const current = lastDays(now(), args.days);
-        const previousEnd = addDays(current.start, -1);
-        const previousStart = addDays(previousEnd, -(current.days - 1));
-        const [before, after] = await Promise.all([
-          rows(site, previousStart, previousEnd, ['page'], signal),
-          rows(site, current.start, current.end, ['page'], signal),
-        ]);
-        const minClicks = args.min_clicks ?? 10;
-        const minDrop = args.min_drop_pct ?? 20;
-        const pages = comparePeriods(before, after)
-          .filter((c) => c.period1 && c.period1.clicks >= minClicks && c.clicks_pct_change !== null)
-          .filter((c) => -(c.clicks_pct_change ?? 0) >= minDrop)
-          .map((c) => ({
-            page: c.keys.page ?? '',
-            previous_clicks: c.period1?.clicks ?? 0,
-            current_clicks: c.period2?.clicks ?? 0,
-            clicks_lost: -c.clicks_delta,
-            drop_pct: -(c.clicks_pct_change ?? 0),
-            position_delta: c.position_delta,
+    output: z.object({
+      site_url: z.string(),
+      current: z.tuple([z.string(), z.string()]),
+      previous: z.tuple([z.string(), z.string()]),
+      pages: z.array(
+        z.object({
+          page: z.string(),
+          previous_clicks: z.number(),
+          current_clicks: z.number(),
+          clicks_lost: z.number(),
+          drop_pct: z.number(),
+          position_delta: z.number().nullable(),
+        }),
+      ),
+    }),
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      const current = lastDays(now(), args.days);
+      const previousEnd = addDays(current.start, -1);
+      const previousStart = addDays(previousEnd, -(current.days - 1));
+      const [before, after] = await Promise.all([
+        rows(site, previousStart, previousEnd, ['page'], signal),
+        rows(site, current.start, current.end, ['page'], signal),
+      ]);
+      const minClicks = args.min_clicks ?? 10;
+      const minDrop = args.min_drop_pct ?? 20;
+      const pages = comparePeriods(before, after)
+        .filter((c) => c.period1 && c.period1.clicks >= minClicks && c.clicks_pct_change !== null)
+        .filter((c) => -(c.clicks_pct_change ?? 0) >= minDrop)
+        .map((c) => ({
+          page: c.keys.page ?? '',
+          previous_clicks: c.period1?.clicks ?? 0,
+          current_clicks: c.period2?.clicks ?? 0,
+          clicks_lost: -c.clicks_delta,
+          drop_pct: -(c.clicks_pct_change ?? 0),
+          position_delta: c.position_delta,
+        }))
+        .sort((a, b) => b.clicks_lost - a.clicks_lost)
+        .slice(0, args.limit ?? 20);
+      return {
+        site_url: site,
+        current: [current.start, current.end] as [string, string],
+        previous: [previousStart, previousEnd] as [string, string],
+        pages,
+      };
+    },
+  });
+}
+
+const cannibalizationInput = z.object({
+  site_url: siteUrl,
+  days,
+  min_impressions: z.number().int().min(0).optional().describe('Per query (default 50).'),
+  min_share_pct: z.number().min(0).max(100).optional(),
+  limit,
+});
+
+const cannibalizationOutput = z.object({
+  site_url: z.string(),
+  start_date: z.string(),
+  end_date: z.string(),
+  queries: z.array(
+    z.object({
+      query: z.string(),
+      impressions: z.number(),
+      clicks: z.number(),
+      pages: z.array(
+        z.object({
+          page: z.string(),
+          impressions: z.number(),
+          clicks: z.number(),
+          position: z.number(),
+          share_pct: z.number(),
+        }),
+      ),
+    }),
+  ),
+  label: z.string(),
+});
+
+function cannibalizationTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings, now } = deps;
+  async function rows(
+    site: string,
+    start: string,
+    end: string,
+    dims: string[],
+    signal: AbortSignal,
+  ): Promise<Row[]> {
+    const fetched = await fetchRows(
+      client,
+      site,
+      { startDate: start, endDate: end, dimensions: dims, dataState: settings.dataState },
+      Math.min(API_PAGE, settings.maxRows),
+      signal,
+    );
+    return fetched.rows.map((r) => mapRow(r, dims));
+  }
+  return defineTool({
+    name: 'gsc_cannibalization',
+    title: 'Queries split across several pages',
+    description:
+      'Queries for which two or more pages of the property each get at least min_share_pct (default 10) of the impressions: possible keyword cannibalization, for a human to judge.',
+    input: cannibalizationInput,
+    output: cannibalizationOutput,
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      const range = lastDays(now(), args.days);
+      const minImpressions = args.min_impressions ?? 50;
+      const minShare = args.min_share_pct ?? 10;
+      const byQuery = new Map<string, Row[]>();
+      for (const row of await rows(site, range.start, range.end, ['query', 'page'], signal)) {
+        const query = row.keys?.query ?? '';
+        byQuery.set(query, [...(byQuery.get(query) ?? []), row]);
+      }
+      const queries = [];
+      for (const [query, list] of byQuery) {
+        const impressions = list.reduce((s, r) => s + r.impressions, 0);
+        if (impressions < minImpressions) continue;
+        const pages = list
+          .map((r) => ({
+            page: r.keys?.page ?? '',
+            impressions: r.impressions,
+            clicks: r.clicks,
+            position: r.position,
+            share_pct: Math.round((r.impressions / impressions) * 10_000) / 100,
           }))
-          .sort((a, b) => b.clicks_lost - a.clicks_lost)
-          .slice(0, args.limit ?? 20);
-        return {
-          site_url: site,
-          current: [current.start, current.end] as [string, string],
-          previous: [previousStart, previousEnd] as [string, string],
-          pages,
-        };
-      },
-    }),
-    defineTool({
-      name: 'gsc_cannibalization',
-      title: 'Queries split across several pages',
-      description:
-        'Queries for which two or more pages of the property each get at least min_share_pct (default 10) of the impressions: possible keyword cannibalization, for a human to judge.',
-      input: z.object({
-        site_url: siteUrl,
-        days,
-        min_impressions: z.number().int().min(0).optional().describe('Per query (default 50).'),
-        min_share_pct: z.number().min(0).max(100).optional(),
-        limit,
-      }),
-      output: z.object({
-        site_url: z.string(),
-        start_date: z.string(),
-        end_date: z.string(),
-        queries: z.array(
-          z.object({
-            query: z.string(),
-            impressions: z.number(),
-            clicks: z.number(),
-            pages: z.array(
-              z.object({
-                page: z.string(),
-                impressions: z.number(),
-                clicks: z.number(),
-                position: z.number(),
-                share_pct: z.number(),
-              }),
-            ),
-          }),
-        ),
-        label: z.string(),
-      }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        const range = lastDays(now(), args.days);
-        const minImpressions = args.min_impressions ?? 50;
-        const minShare = args.min_share_pct ?? 10;
-        const byQuery = new Map<string, Row[]>();
-        for (const row of await rows(site, range.start, range.end, ['query', 'page'], signal)) {
-          const query = row.keys?.query ?? '';
-          byQuery.set(query, [...(byQuery.get(query) ?? []), row]);
+          .filter((p) => p.share_pct >= minShare)
+          .sort((a, b) => b.impressions - a.impressions);
+        if (pages.length >= 2) {
+          queries.push({ query, impressions, clicks: list.reduce((s, r) => s + r.clicks, 0), pages });
         }
-        const queries = [];
-        for (const [query, list] of byQuery) {
-          const impressions = list.reduce((s, r) => s + r.impressions, 0);
-          if (impressions < minImpressions) continue;
-          const pages = list
-            .map((r) => ({
-              page: r.keys?.page ?? '',
-              impressions: r.impressions,
-              clicks: r.clicks,
-              position: r.position,
-              share_pct: Math.round((r.impressions / impressions) * 10_000) / 100,
-            }))
-            .filter((p) => p.share_pct >= minShare)
-            .sort((a, b) => b.impressions - a.impressions);
-          if (pages.length >= 2) {
-            queries.push({ query, impressions, clicks: list.reduce((s, r) => s + r.clicks, 0), pages });
-          }
-        }
-        queries.sort((a, b) => b.impressions - a.impressions);
-        return {
-          site_url: site,
-          start_date: range.start,
-          end_date: range.end,
-          queries: queries.slice(0, args.limit ?? 20),
-          label:
-            'possible cannibalization: several pages compete for the same query; check intent before merging pages',
-        };
-      },
-    }),
-  ];
+      }
+      queries.sort((a, b) => b.impressions - a.impressions);
+      return {
+        site_url: site,
+        start_date: range.start,
+        end_date: range.end,
+        queries: queries.slice(0, args.limit ?? 20),
+        label:
+          'possible cannibalization: several pages compete for the same query; check intent before merging pages',
+      };
+    },
+  });
 }

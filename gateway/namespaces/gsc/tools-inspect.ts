@@ -98,8 +98,29 @@ const languageCode = z
   .describe('BCP-47 language for translated issue messages, e.g. en-US.');
 
 export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
-  const { client } = deps;
+  return [inspectUrlTool(deps), batchInspectUrlsTool(deps), checkIndexingIssuesTool(deps)];
+}
 
+function inspectUrlTool(deps: GscToolDeps): ToolDefinition {
+  const { client } = deps;
+  return defineTool({
+    name: 'gsc_inspect_url',
+    title: 'Inspect one URL',
+    description:
+      "Google's index status of one URL of the property: verdict, coverage, canonical URLs, robots.txt, fetch state, last crawl, sitemaps, rich-result items and issues.",
+    input: z.object({ site_url: siteUrl, page_url: z.string().min(1), language_code: languageCode }),
+    output: inspectionSchema,
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      const response = await client.inspect(site, args.page_url, args.language_code, signal);
+      return flattenInspection(args.page_url, response.inspectionResult);
+    },
+  });
+}
+
+function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
+  const { client } = deps;
   async function batch(
     siteUrlArg: string,
     urlsArg: string | string[],
@@ -127,89 +148,101 @@ export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
     });
     return { site, results };
   }
+  return defineTool({
+    name: 'gsc_batch_inspect_urls',
+    title: 'Inspect up to 50 URLs',
+    description: `Inspects up to ${MAX_BATCH_URLS} URLs, ${INSPECT_CONCURRENCY} at a time. A URL that fails gets its own error entry; the others still answer.`,
+    input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
+    output: z.object({
+      site_url: z.string(),
+      count: z.number(),
+      error_count: z.number(),
+      results: z.array(batchItem),
+    }),
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
+      return {
+        site_url: site,
+        count: results.length,
+        error_count: results.filter((r) => 'error' in r).length,
+        results,
+      };
+    },
+  });
+}
 
-  return [
-    defineTool({
-      name: 'gsc_inspect_url',
-      title: 'Inspect one URL',
-      description:
-        "Google's index status of one URL of the property: verdict, coverage, canonical URLs, robots.txt, fetch state, last crawl, sitemaps, rich-result items and issues.",
-      input: z.object({ site_url: siteUrl, page_url: z.string().min(1), language_code: languageCode }),
-      output: inspectionSchema,
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        const response = await client.inspect(site, args.page_url, args.language_code, signal);
-        return flattenInspection(args.page_url, response.inspectionResult);
-      },
-    }),
-    defineTool({
-      name: 'gsc_batch_inspect_urls',
-      title: 'Inspect up to 50 URLs',
-      description: `Inspects up to ${MAX_BATCH_URLS} URLs, ${INSPECT_CONCURRENCY} at a time. A URL that fails gets its own error entry; the others still answer.`,
-      input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
-      output: z.object({
-        site_url: z.string(),
-        count: z.number(),
-        error_count: z.number(),
-        results: z.array(batchItem),
+function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
+  const { client } = deps;
+  async function batch(
+    siteUrlArg: string,
+    urlsArg: string | string[],
+    lang: string | undefined,
+    signal: AbortSignal,
+  ) {
+    const site = deps.site(siteUrlArg);
+    const urls = parseUrls(urlsArg);
+    if (urls.length === 0)
+      throw new UpstreamError('INVALID_ARGUMENT', 'urls is empty: give at least one URL.');
+    if (urls.length > MAX_BATCH_URLS) {
+      throw new UpstreamError(
+        'INVALID_ARGUMENT',
+        `urls holds ${urls.length} URLs; at most ${MAX_BATCH_URLS} per call (URL Inspection allows 2,000 per property per day). Split the list.`,
+      );
+    }
+    const results = await mapPool(urls, INSPECT_CONCURRENCY, async (url) => {
+      try {
+        return flattenInspection(url, (await client.inspect(site, url, lang, signal)).inspectionResult);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const e = error as ToolError;
+        return { url, error: e.message, ...(e instanceof ToolError ? { error_code: e.code } : {}) };
+      }
+    });
+    return { site, results };
+  }
+  return defineTool({
+    name: 'gsc_check_indexing_issues',
+    title: 'Audit indexing of up to 50 URLs',
+    description:
+      'Inspects up to 50 URLs and summarises: indexed (verdict PASS), not indexed, canonical mismatches, robots.txt blocks, fetch failures and URLs that could not be inspected.',
+    input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
+    output: z.object({
+      site_url: z.string(),
+      summary: z.object({
+        total: z.number(),
+        indexed: z.number(),
+        not_indexed: z.number(),
+        canonical_mismatch: z.array(z.string()),
+        robots_blocked: z.array(z.string()),
+        fetch_failed: z.array(z.string()),
+        errored: z.array(z.string()),
       }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
-        return {
-          site_url: site,
-          count: results.length,
-          error_count: results.filter((r) => 'error' in r).length,
-          results,
-        };
-      },
+      results: z.array(batchItem),
     }),
-    defineTool({
-      name: 'gsc_check_indexing_issues',
-      title: 'Audit indexing of up to 50 URLs',
-      description:
-        'Inspects up to 50 URLs and summarises: indexed (verdict PASS), not indexed, canonical mismatches, robots.txt blocks, fetch failures and URLs that could not be inspected.',
-      input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
-      output: z.object({
-        site_url: z.string(),
-        summary: z.object({
-          total: z.number(),
-          indexed: z.number(),
-          not_indexed: z.number(),
-          canonical_mismatch: z.array(z.string()),
-          robots_blocked: z.array(z.string()),
-          fetch_failed: z.array(z.string()),
-          errored: z.array(z.string()),
-        }),
-        results: z.array(batchItem),
-      }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
-        const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));
-        return {
-          site_url: site,
-          summary: {
-            total: results.length,
-            indexed: ok.filter((r) => r.verdict === 'PASS').length,
-            not_indexed: ok.filter((r) => r.verdict !== 'PASS').length,
-            canonical_mismatch: ok
-              .filter(
-                (r) => r.google_canonical && r.user_canonical && r.google_canonical !== r.user_canonical,
-              )
-              .map((r) => r.url),
-            robots_blocked: ok
-              .filter((r) => r.robots_txt_state && r.robots_txt_state !== 'ALLOWED')
-              .map((r) => r.url),
-            fetch_failed: ok
-              .filter((r) => r.page_fetch_state && r.page_fetch_state !== 'SUCCESSFUL')
-              .map((r) => r.url),
-            errored: results.filter((r) => 'error' in r).map((r) => r.url),
-          },
-          results,
-        };
-      },
-    }),
-  ];
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
+      const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));
+      return {
+        site_url: site,
+        summary: {
+          total: results.length,
+          indexed: ok.filter((r) => r.verdict === 'PASS').length,
+          not_indexed: ok.filter((r) => r.verdict !== 'PASS').length,
+          canonical_mismatch: ok
+            .filter((r) => r.google_canonical && r.user_canonical && r.google_canonical !== r.user_canonical)
+            .map((r) => r.url),
+          robots_blocked: ok
+            .filter((r) => r.robots_txt_state && r.robots_txt_state !== 'ALLOWED')
+            .map((r) => r.url),
+          fetch_failed: ok
+            .filter((r) => r.page_fetch_state && r.page_fetch_state !== 'SUCCESSFUL')
+            .map((r) => r.url),
+          errored: results.filter((r) => 'error' in r).map((r) => r.url),
+        },
+        results,
+      };
+    },
+  });
 }

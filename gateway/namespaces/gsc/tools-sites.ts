@@ -105,136 +105,175 @@ const sitemapSchema = z.object({
 const statusResult = z.object({ status: z.literal('ok'), site_url: z.string(), message: z.string() });
 
 export function siteTools(deps: GscToolDeps): ToolDefinition[] {
-  const { client, settings } = deps;
   return [
-    defineTool({
-      name: 'gsc_list_properties',
-      title: 'List Search Console properties',
-      description:
-        'Lists the properties the credentials can access, with permission levels. Use the exact site_url strings it returns in the other tools.',
-      input: z.object({}),
-      output: z.object({
-        count: z.number(),
-        properties: z.array(z.object({ site_url: z.string(), permission_level: z.string() })),
-      }),
-      annotations: ANNOTATIONS.read,
-      async handler(_args, { signal }) {
-        deps.ready();
-        const sites = (await client.listSites(signal)).siteEntry ?? [];
-        const properties = sites
-          .filter((s) => !settings.allowedSites.length || settings.allowedSites.includes(s.siteUrl))
-          .map((s) => ({ site_url: s.siteUrl, permission_level: s.permissionLevel }));
-        return { count: properties.length, properties };
-      },
-    }),
-    defineTool({
-      name: 'gsc_get_site_details',
-      title: 'Get one Search Console property',
-      description: "One property's permission level.",
-      input: z.object({ site_url: siteUrl }),
-      output: z.object({ site_url: z.string(), permission_level: z.string() }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        const entry = await client.getSite(site, signal);
-        return { site_url: entry.siteUrl ?? site, permission_level: entry.permissionLevel };
-      },
-    }),
-    defineTool({
-      name: 'gsc_add_site',
-      title: 'Add a Search Console property',
-      description:
-        'Adds a property to the account (it still needs verification in Search Console). Needs GSC_ALLOW_WRITE=true.',
-      input: z.object({ site_url: siteUrl }),
-      output: statusResult,
-      annotations: ANNOTATIONS.write,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        gate(settings, 'write', 'gsc_add_site');
-        await client.addSite(site, signal);
-        return { status: 'ok' as const, site_url: site, message: 'property added' };
-      },
-    }),
-    defineTool({
-      name: 'gsc_delete_site',
-      title: 'Remove a Search Console property',
-      description: 'Removes a property from the account. Needs GSC_ALLOW_DESTRUCTIVE=true.',
-      input: z.object({ site_url: siteUrl }),
-      output: statusResult,
-      annotations: ANNOTATIONS.destroy,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        gate(settings, 'delete', 'gsc_delete_site');
-        await client.deleteSite(site, signal);
-        return { status: 'ok' as const, site_url: site, message: 'property removed' };
-      },
-    }),
-    defineTool({
-      name: 'gsc_list_sitemaps',
-      title: 'List sitemaps of a property',
-      description:
-        'Sitemaps submitted for a property (or the children of sitemap_index) with status, warnings, errors and submitted/indexed counts.',
-      input: z.object({ site_url: siteUrl, sitemap_index: z.string().optional() }),
-      output: z.object({
-        site_url: z.string(),
-        count: z.number(),
-        pending_count: z.number(),
-        sitemaps: z.array(sitemapSchema),
-      }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        const sitemaps = ((await client.listSitemaps(site, args.sitemap_index, signal)).sitemap ?? []).map(
-          mapSitemap,
-        );
-        return {
-          site_url: site,
-          count: sitemaps.length,
-          pending_count: sitemaps.filter((s) => s.is_pending).length,
-          sitemaps,
-        };
-      },
-    }),
-    defineTool({
-      name: 'gsc_get_sitemap',
-      title: 'Get one sitemap',
-      description: 'Status of one submitted sitemap.',
-      input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
-      output: sitemapSchema.extend({ site_url: z.string() }),
-      annotations: ANNOTATIONS.read,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        return { site_url: site, ...mapSitemap(await client.getSitemap(site, args.sitemap_url, signal)) };
-      },
-    }),
-    defineTool({
-      name: 'gsc_submit_sitemap',
-      title: 'Submit a sitemap',
-      description: 'Submits (or re-submits) a sitemap for crawling. Needs GSC_ALLOW_WRITE=true.',
-      input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
-      output: statusResult,
-      annotations: ANNOTATIONS.write,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        gate(settings, 'write', 'gsc_submit_sitemap');
-        await client.submitSitemap(site, args.sitemap_url, signal);
-        return { status: 'ok' as const, site_url: site, message: `sitemap submitted: ${args.sitemap_url}` };
-      },
-    }),
-    defineTool({
-      name: 'gsc_delete_sitemap',
-      title: 'Delete a sitemap',
-      description:
-        'Removes a sitemap from the property (the file itself is untouched). Needs GSC_ALLOW_DESTRUCTIVE=true.',
-      input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
-      output: statusResult,
-      annotations: ANNOTATIONS.destroy,
-      async handler(args, { signal }) {
-        const site = deps.site(args.site_url);
-        gate(settings, 'delete', 'gsc_delete_sitemap');
-        await client.deleteSitemap(site, args.sitemap_url, signal);
-        return { status: 'ok' as const, site_url: site, message: `sitemap deleted: ${args.sitemap_url}` };
-      },
-    }),
+    listPropertiesTool(deps),
+    getSiteDetailsTool(deps),
+    addSiteTool(deps),
+    deleteSiteTool(deps),
+    listSitemapsTool(deps),
+    getSitemapTool(deps),
+    submitSitemapTool(deps),
+    deleteSitemapTool(deps),
   ];
+}
+
+function listPropertiesTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings } = deps;
+  return defineTool({
+    name: 'gsc_list_properties',
+    title: 'List Search Console properties',
+    description:
+      'Lists the properties the credentials can access, with permission levels. Use the exact site_url strings it returns in the other tools.',
+    input: z.object({}),
+    output: z.object({
+      count: z.number(),
+      properties: z.array(z.object({ site_url: z.string(), permission_level: z.string() })),
+    }),
+    annotations: ANNOTATIONS.read,
+    async handler(_args, { signal }) {
+      deps.ready();
+      const sites = (await client.listSites(signal)).siteEntry ?? [];
+      const properties = sites
+        .filter((s) => !settings.allowedSites.length || settings.allowedSites.includes(s.siteUrl))
+        .map((s) => ({ site_url: s.siteUrl, permission_level: s.permissionLevel }));
+      return { count: properties.length, properties };
+    },
+  });
+}
+
+function getSiteDetailsTool(deps: GscToolDeps): ToolDefinition {
+  const { client } = deps;
+  return defineTool({
+    name: 'gsc_get_site_details',
+    title: 'Get one Search Console property',
+    description: "One property's permission level.",
+    input: z.object({ site_url: siteUrl }),
+    output: z.object({ site_url: z.string(), permission_level: z.string() }),
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      const entry = await client.getSite(site, signal);
+      return { site_url: entry.siteUrl ?? site, permission_level: entry.permissionLevel };
+    },
+  });
+}
+
+function addSiteTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings } = deps;
+  return defineTool({
+    name: 'gsc_add_site',
+    title: 'Add a Search Console property',
+    description:
+      'Adds a property to the account (it still needs verification in Search Console). Needs GSC_ALLOW_WRITE=true.',
+    input: z.object({ site_url: siteUrl }),
+    output: statusResult,
+    annotations: ANNOTATIONS.write,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      gate(settings, 'write', 'gsc_add_site');
+      await client.addSite(site, signal);
+      return { status: 'ok' as const, site_url: site, message: 'property added' };
+    },
+  });
+}
+
+function deleteSiteTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings } = deps;
+  return defineTool({
+    name: 'gsc_delete_site',
+    title: 'Remove a Search Console property',
+    description: 'Removes a property from the account. Needs GSC_ALLOW_DESTRUCTIVE=true.',
+    input: z.object({ site_url: siteUrl }),
+    output: statusResult,
+    annotations: ANNOTATIONS.destroy,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      gate(settings, 'delete', 'gsc_delete_site');
+      await client.deleteSite(site, signal);
+      return { status: 'ok' as const, site_url: site, message: 'property removed' };
+    },
+  });
+}
+
+function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
+  const { client } = deps;
+  return defineTool({
+    name: 'gsc_list_sitemaps',
+    title: 'List sitemaps of a property',
+    description:
+      'Sitemaps submitted for a property (or the children of sitemap_index) with status, warnings, errors and submitted/indexed counts.',
+    input: z.object({ site_url: siteUrl, sitemap_index: z.string().optional() }),
+    output: z.object({
+      site_url: z.string(),
+      count: z.number(),
+      pending_count: z.number(),
+      sitemaps: z.array(sitemapSchema),
+    }),
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      const sitemaps = ((await client.listSitemaps(site, args.sitemap_index, signal)).sitemap ?? []).map(
+        mapSitemap,
+      );
+      return {
+        site_url: site,
+        count: sitemaps.length,
+        pending_count: sitemaps.filter((s) => s.is_pending).length,
+        sitemaps,
+      };
+    },
+  });
+}
+
+function getSitemapTool(deps: GscToolDeps): ToolDefinition {
+  const { client } = deps;
+  return defineTool({
+    name: 'gsc_get_sitemap',
+    title: 'Get one sitemap',
+    description: 'Status of one submitted sitemap.',
+    input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+    output: sitemapSchema.extend({ site_url: z.string() }),
+    annotations: ANNOTATIONS.read,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      return { site_url: site, ...mapSitemap(await client.getSitemap(site, args.sitemap_url, signal)) };
+    },
+  });
+}
+
+function submitSitemapTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings } = deps;
+  return defineTool({
+    name: 'gsc_submit_sitemap',
+    title: 'Submit a sitemap',
+    description: 'Submits (or re-submits) a sitemap for crawling. Needs GSC_ALLOW_WRITE=true.',
+    input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+    output: statusResult,
+    annotations: ANNOTATIONS.write,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      gate(settings, 'write', 'gsc_submit_sitemap');
+      await client.submitSitemap(site, args.sitemap_url, signal);
+      return { status: 'ok' as const, site_url: site, message: `sitemap submitted: ${args.sitemap_url}` };
+    },
+  });
+}
+
+function deleteSitemapTool(deps: GscToolDeps): ToolDefinition {
+  const { client, settings } = deps;
+  return defineTool({
+    name: 'gsc_delete_sitemap',
+    title: 'Delete a sitemap',
+    description:
+      'Removes a sitemap from the property (the file itself is untouched). Needs GSC_ALLOW_DESTRUCTIVE=true.',
+    input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+    output: statusResult,
+    annotations: ANNOTATIONS.destroy,
+    async handler(args, { signal }) {
+      const site = deps.site(args.site_url);
+      gate(settings, 'delete', 'gsc_delete_sitemap');
+      await client.deleteSitemap(site, args.sitemap_url, signal);
+      return { status: 'ok' as const, site_url: site, message: `sitemap deleted: ${args.sitemap_url}` };
+    },
+  });
 }
