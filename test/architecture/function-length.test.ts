@@ -30,8 +30,6 @@ const ALLOWED = new Set<string>([
   'gateway/namespaces/memory/embeddings/minilm/graph.ts:buildBertGraph',
   'gateway/namespaces/memory/schemas.ts:inputSchemas',
   'gateway/namespaces/skills/skill-md.ts:lintSkillMarkdown',
-  'gateway/namespaces/skills/tools-files.ts:createFileTools',
-  'gateway/namespaces/skills/tools.ts:createSkillsTools',
   'gateway/server.ts:startGateway',
   'gateway/upstream/http.ts:createUpstreamHttp',
   'gateway/upstream/http.ts:request',
