@@ -13,7 +13,7 @@
  */
 import { AssignerProtocol, type GroupMemberAssignment, type PartitionAssigner } from 'kafkajs';
 
-export const SUBSCRIPTION_ROUND_ROBIN = 'roundrobin';
+const SUBSCRIPTION_ROUND_ROBIN = 'roundrobin';
 
 /** Pure assignment: member id -> topic -> partitions. Exported for tests. */
 export function assignBySubscription(

@@ -194,7 +194,7 @@ async function readWith(
  * Oldest first across partitions while keeping each partition's own order (producer
  * timestamps need not be monotonic within a partition, so a plain sort could reorder it).
  */
-export function mergeByTimestamp(
+function mergeByTimestamp(
   perPartition: Map<number, BufferedMessage[]>,
   max: number,
   byteBudget: number,

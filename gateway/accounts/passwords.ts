@@ -4,8 +4,8 @@ import { lazyRequire } from '../../shared/lazy-require.ts';
 
 const argon2 = lazyRequire<typeof Argon2>('@node-rs/argon2');
 
-export const MIN_PASSWORD_LENGTH = 10;
-export const MAX_PASSWORD_LENGTH = 1024;
+const MIN_PASSWORD_LENGTH = 10;
+const MAX_PASSWORD_LENGTH = 1024;
 
 /** Says what is wrong with a new password, or null when it is acceptable. */
 export function passwordProblem(password: string): string | null {

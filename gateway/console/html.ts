@@ -11,7 +11,7 @@ const ESCAPES: Record<string, string> = {
 };
 
 /** Every value that reaches a page goes through here: text and attribute values alike. */
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"'`]/g, (char) => ESCAPES[char] as string);
 }
 

@@ -57,7 +57,7 @@ export interface ConsoleKit {
 const HOST_SHAPE = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 /** The notices a redirect's ?done= names; anything else shows no notice. */
-export const DONE_MESSAGES: Record<string, string> = {
+const DONE_MESSAGES: Record<string, string> = {
   revoked: 'Key revoked. Gateways stop admitting it within API_KEY_CACHE_TTL_MS.',
   'not-revoked': 'No such key among those you may revoke.',
   'account-added': 'Account added.',

@@ -6,7 +6,7 @@
 import { NAMESPACE_NAMES } from '../core/namespace-names.ts';
 import type { KeyScopes } from '../core/scopes.ts';
 
-export const KEY_HEADER = 'X-API-Key';
+const KEY_HEADER = 'X-API-Key';
 
 /** Namespace name to its MCP endpoint URL. */
 export type NamespaceUrls = Record<string, string>;

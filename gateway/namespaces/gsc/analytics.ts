@@ -13,13 +13,13 @@ export const OPERATORS = [
   'includingRegex',
   'excludingRegex',
 ] as const;
-export const SEARCH_TYPES = ['web', 'image', 'video', 'news', 'discover', 'googleNews'] as const;
-export const AGGREGATIONS = ['auto', 'byPage', 'byProperty', 'byNewsShowcasePanel'] as const;
-export const DATA_STATES = ['all', 'final', 'hourly_all'] as const;
+const SEARCH_TYPES = ['web', 'image', 'video', 'news', 'discover', 'googleNews'] as const;
+const AGGREGATIONS = ['auto', 'byPage', 'byProperty', 'byNewsShowcasePanel'] as const;
+const DATA_STATES = ['all', 'final', 'hourly_all'] as const;
 /** The API's page limit for searchAnalytics.query. */
 export const API_PAGE = 25_000;
 /** Search Console keeps about 16 months. */
-export const MAX_DAYS = 540;
+const MAX_DAYS = 540;
 
 function canonical<T extends readonly string[]>(values: T, raw: string, what: string): T[number] {
   // Case and separators are ignored, so WEB, google_news and BY_PAGE all work as the origin allowed.
@@ -37,7 +37,7 @@ function canonical<T extends readonly string[]>(values: T, raw: string, what: st
 /** Origin compatibility: a comma-separated string or an array. */
 export const listInput = z.union([z.string(), z.array(z.string())]);
 
-export function parseList(value: string | string[] | undefined): string[] {
+function parseList(value: string | string[] | undefined): string[] {
   const items = Array.isArray(value) ? value : (value ?? '').split(',');
   return items.map((item) => item.trim()).filter(Boolean);
 }
@@ -53,7 +53,7 @@ export function parseDimensions(
 
 export const parseSearchType = (raw: string | undefined) =>
   raw ? canonical(SEARCH_TYPES, raw, 'search_type') : 'web';
-export const parseOperator = (raw: string | undefined) =>
+const parseOperator = (raw: string | undefined) =>
   raw ? canonical(OPERATORS, raw, 'operator') : 'contains';
 export const parseDataState = (raw: string | undefined, fallback: (typeof DATA_STATES)[number]) =>
   raw ? canonical(DATA_STATES, raw, 'data_state') : fallback;

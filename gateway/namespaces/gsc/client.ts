@@ -41,7 +41,7 @@ const QUOTA_REASONS = new Set(['quotaExceeded', 'dailyLimitExceeded', 'dailyLimi
 const RATE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded']);
 
 /** Google's error body: `{error: {code, message, status, errors: [{reason, message}]}}`. */
-export function describeGoogleError(
+function describeGoogleError(
   status: number,
   body: string,
   clientEmail: string | null,

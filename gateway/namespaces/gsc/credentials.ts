@@ -74,7 +74,7 @@ export function parseCredentials(text: string): GoogleCredentials {
 
 const b64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');
 
-export function signAssertion(
+function signAssertion(
   credentials: Extract<GoogleCredentials, { type: 'service_account' }>,
   options: { scope: string; audience: string; subject?: string; nowS: number },
 ): string {

@@ -7,7 +7,7 @@ import { API_PAGE, comparePeriods, fetchRows, lastDays, mapRow, type Row, rowSch
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
 
 /** Rough organic CTR by position (percent), used only to flag pages far below it. */
-export function expectedCtr(position: number): number {
+function expectedCtr(position: number): number {
   const curve = [28, 15, 10, 7, 5, 4, 3, 2.5, 2, 1.8];
   const index = Math.max(1, Math.round(position)) - 1;
   return curve[index] ?? 1;

@@ -4,14 +4,14 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
 
-export const MAX_BATCH_URLS = 50;
-export const INSPECT_CONCURRENCY = 5;
+const MAX_BATCH_URLS = 50;
+const INSPECT_CONCURRENCY = 5;
 
 type Obj = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
 const arr = (v: unknown) => (Array.isArray(v) ? (v as unknown[]).map(String) : []);
 
-export function flattenInspection(url: string, result: Obj | undefined) {
+function flattenInspection(url: string, result: Obj | undefined) {
   const idx = (result?.indexStatusResult ?? {}) as Obj;
   const rich = (result?.richResultsResult ?? {}) as Obj;
   const amp = (result?.ampResult ?? {}) as Obj;
@@ -71,7 +71,7 @@ const batchItem = inspectionSchema
  * The origin's `urls` string split on commas broke URLs that contain commas: a string is split
  * on newlines, and on commas only where the next item starts with http(s)://.
  */
-export function parseUrls(value: string | string[]): string[] {
+function parseUrls(value: string | string[]): string[] {
   const items = Array.isArray(value) ? value : value.split(/\s*\n\s*|,\s*(?=https?:\/\/)/);
   return [...new Set(items.map((u) => u.trim()).filter(Boolean))];
 }

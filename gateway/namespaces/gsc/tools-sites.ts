@@ -66,7 +66,7 @@ export function int64(value: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-export function mapSitemap(raw: Record<string, unknown>) {
+function mapSitemap(raw: Record<string, unknown>) {
   const contents = Array.isArray(raw.contents) ? (raw.contents as Array<Record<string, unknown>>) : [];
   return {
     path: String(raw.path ?? ''),

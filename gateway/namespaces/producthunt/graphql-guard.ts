@@ -5,8 +5,8 @@ import { UpstreamError } from '../../upstream/errors.ts';
 
 const loadGraphql = lazyRequire<typeof GraphQL>('graphql');
 
-export const MAX_QUERY_CHARS = 8_000;
-export const MAX_QUERY_DEPTH = 8;
+const MAX_QUERY_CHARS = 8_000;
+const MAX_QUERY_DEPTH = 8;
 
 /**
  * The raw GraphQL tool is read-only: the document must parse, hold exactly one operation, and

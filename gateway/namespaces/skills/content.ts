@@ -9,7 +9,7 @@ const FETCH_CONCURRENCY = 6;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function isText(bytes: Buffer): boolean {
+function isText(bytes: Buffer): boolean {
   if (bytes.subarray(0, 8192).includes(0)) return false;
   try {
     utf8.decode(bytes);
@@ -20,7 +20,7 @@ export function isText(bytes: Buffer): boolean {
 }
 
 /** The largest prefix of at most `max` bytes that does not split a UTF-8 character. */
-export function utf8SafeCut(bytes: Buffer, max: number): number {
+function utf8SafeCut(bytes: Buffer, max: number): number {
   if (bytes.length <= max) return bytes.length;
   let cut = max;
   // Step back over continuation bytes (10xxxxxx) to the start of the character that was split.

@@ -164,7 +164,7 @@ function words(text: string): string[] {
 }
 
 /** Word-overlap score: the name counts most, then tags, then the description. */
-export function scoreCurated(skill: CuratedSkill, query: string): number {
+function scoreCurated(skill: CuratedSkill, query: string): number {
   const terms = words(query);
   if (terms.length === 0) return 0;
   const nameWords = new Set(words(skill.name));

@@ -62,7 +62,7 @@ function encPath(path: string): string {
 }
 
 /** GitHub's rate-limit answers: 403/429 with x-ratelimit-remaining 0, or a secondary limit with Retry-After. */
-export function describeGitHubError(status: number, body: string, headers: Headers): ErrorDescription {
+function describeGitHubError(status: number, body: string, headers: Headers): ErrorDescription {
   let message = '';
   try {
     message = String((JSON.parse(body) as { message?: unknown }).message ?? '');
@@ -104,7 +104,7 @@ export function describeGitHubError(status: number, body: string, headers: Heade
 }
 
 /** The SHA git itself gives a blob: sha1("blob <size>\0" + bytes). */
-export function gitBlobSha(bytes: Buffer): string {
+function gitBlobSha(bytes: Buffer): string {
   return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 

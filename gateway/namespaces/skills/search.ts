@@ -34,7 +34,7 @@ function words(text: string): string[] {
 }
 
 /** Same scale for every provider: how many query words the name (×3) and description (×1) contain. */
-export function textScore(query: string, name: string, description: string | null): number {
+function textScore(query: string, name: string, description: string | null): number {
   const terms = words(query);
   if (terms.length === 0) return 0;
   const nameWords = new Set(words(name));
@@ -267,5 +267,3 @@ export class SkillSearch {
     return { results: results.slice(0, limit), providers_used: used, providers_skipped: skipped, problems };
   }
 }
-
-export const CURATED_COUNT = CURATED_SKILLS.length;

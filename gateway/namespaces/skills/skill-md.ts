@@ -9,14 +9,14 @@ const loadYaml = lazyRequire<typeof Yaml>('yaml');
  * are advice (the spec's size recommendations, a name that cannot be checked against a folder).
  */
 
-export const NAME_MAX = 64;
-export const DESCRIPTION_MAX = 1024;
-export const COMPATIBILITY_MAX = 500;
+const NAME_MAX = 64;
+const DESCRIPTION_MAX = 1024;
+const COMPATIBILITY_MAX = 500;
 /** The spec recommends a body under 500 lines and about 5,000 tokens. */
-export const BODY_LINES_RECOMMENDED = 500;
-export const BODY_TOKENS_RECOMMENDED = 5000;
+const BODY_LINES_RECOMMENDED = 500;
+const BODY_TOKENS_RECOMMENDED = 5000;
 /** The only keys the specification defines; anything else belongs under `metadata`. */
-export const KNOWN_KEYS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'];
+const KNOWN_KEYS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'];
 
 export interface Finding {
   level: 'error' | 'warning';

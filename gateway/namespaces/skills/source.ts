@@ -38,7 +38,7 @@ function checkOwnerRepo(owner: string, repo: string): void {
 }
 
 /** Rejects what git itself refuses in a ref name, so nothing odd reaches a URL. */
-export function checkRef(ref: string): string {
+function checkRef(ref: string): string {
   if (
     ref.length === 0 ||
     ref.length > 255 ||
