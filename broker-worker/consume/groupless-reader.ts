@@ -18,7 +18,14 @@ import type { Kafka } from 'kafkajs';
 import type { ConsumedMessage } from '../../shared/event/schemas.ts';
 import { MethodError } from '../errors.ts';
 import { describeKafkaError } from '../kafka/errors.ts';
-import { createRawCluster, decodeBatch, type RawCluster, READ_COMMITTED } from '../kafka/internals.ts';
+import {
+  createRawCluster,
+  decodeBatch,
+  type RawBroker,
+  type RawCluster,
+  type RawFetchResponse,
+  READ_COMMITTED,
+} from '../kafka/internals.ts';
 import { ChangeSignal } from '../util/sync.ts';
 import { type BufferedMessage, toBufferedMessage } from './message.ts';
 
@@ -92,11 +99,11 @@ export class GrouplessReader {
   }
 }
 
-async function readWith(
+/** Each partition of the topic with the offset the read starts from (its start or its end). */
+async function startPositions(
   cluster: RawCluster,
-  request: GrouplessRead,
-): Promise<{ messages: ConsumedMessage[]; settled: Promise<unknown> }> {
-  const { topic } = request;
+  { topic, from }: GrouplessRead,
+): Promise<Map<number, string>> {
   await cluster.addMultipleTargetTopics([topic]);
   const partitions = cluster.findTopicPartitionMetadata(topic).map((p) => p.partitionId);
   if (partitions.length === 0) throw new MethodError('UNKNOWN_TOPIC', `Topic "${topic}" has no partitions.`);
@@ -105,87 +112,126 @@ async function readWith(
     {
       topic,
       partitions: partitions.map((partition) => ({ partition })),
-      fromBeginning: request.from === 'earliest',
+      fromBeginning: from === 'earliest',
     },
   ]);
   const position = new Map<number, string>();
   for (const entry of starts.find((t) => t.topic === topic)?.partitions ?? [])
     position.set(entry.partition, entry.offset);
+  return position;
+}
 
-  const perPartition = new Map<number, BufferedMessage[]>();
-  let collected = 0;
-  let collectedBytes = 0;
-  let failure: unknown = null;
-  const changed = new ChangeSignal();
-  const finished = () =>
-    collected >= request.max ||
-    collectedBytes >= request.byteBudget ||
-    Date.now() >= request.endAt ||
-    request.answerNow?.aborted === true ||
-    request.signal.aborted ||
-    failure !== null;
+/** What one read has gathered so far, shared by its per-leader fetch loops; `position` is each partition's next offset. */
+class Collected {
+  readonly perPartition = new Map<number, BufferedMessage[]>();
+  readonly changed = new ChangeSignal();
+  count = 0;
+  bytes = 0;
+  failure: unknown = null;
+  running = 0;
 
-  const leaders = cluster.findLeaderForPartitions(topic, partitions);
-  let running = 0;
-  const loops = Object.entries(leaders).map(async ([nodeId, owned]) => {
-    running += 1;
-    try {
-      const broker = await cluster.findBroker({ nodeId });
-      while (!finished()) {
-        const response = await broker.fetch({
-          isolationLevel: READ_COMMITTED,
-          maxWaitTime: Math.max(0, Math.min(FETCH_MAX_WAIT_MS, request.endAt - Date.now())),
-          minBytes: 1,
-          maxBytes: FETCH_MAX_BYTES,
-          topics: [
-            {
-              topic,
-              partitions: owned.map((partition) => ({
-                partition,
-                fetchOffset: position.get(partition) ?? '0',
-                maxBytes: PARTITION_MAX_BYTES,
-              })),
-            },
-          ],
-        });
-        for (const topicData of response.responses) {
-          for (const data of topicData.partitions) {
-            const fetchedOffset = position.get(data.partition) ?? '0';
-            const batch = decodeBatch(topic, fetchedOffset, data);
-            const last = batch.messagesWithinOffset.at(-1);
-            if (last) position.set(data.partition, (BigInt(last.offset) + 1n).toString());
-            if (batch.messages.length === 0) continue;
-            const list = perPartition.get(data.partition) ?? [];
-            for (const message of batch.messages) {
-              const item = toBufferedMessage(topic, data.partition, message);
-              list.push(item);
-              collected += 1;
-              collectedBytes += item.bytes;
-            }
-            perPartition.set(data.partition, list);
-          }
+  constructor(
+    readonly request: GrouplessRead,
+    readonly position: Map<number, string>,
+  ) {}
+
+  finished(): boolean {
+    const { request } = this;
+    return (
+      this.count >= request.max ||
+      this.bytes >= request.byteBudget ||
+      Date.now() >= request.endAt ||
+      request.answerNow?.aborted === true ||
+      request.signal.aborted ||
+      this.failure !== null
+    );
+  }
+
+  /** Takes one Fetch answer: advances each partition's position and keeps its messages. */
+  absorb(response: RawFetchResponse): void {
+    const { topic } = this.request;
+    for (const topicData of response.responses) {
+      for (const data of topicData.partitions) {
+        const fetchedOffset = this.position.get(data.partition) ?? '0';
+        const batch = decodeBatch(topic, fetchedOffset, data);
+        const last = batch.messagesWithinOffset.at(-1);
+        if (last) this.position.set(data.partition, (BigInt(last.offset) + 1n).toString());
+        if (batch.messages.length === 0) continue;
+        const list = this.perPartition.get(data.partition) ?? [];
+        for (const message of batch.messages) {
+          const item = toBufferedMessage(topic, data.partition, message);
+          list.push(item);
+          this.count += 1;
+          this.bytes += item.bytes;
         }
-        changed.notify();
+        this.perPartition.set(data.partition, list);
       }
-    } catch (error) {
-      failure ??= error;
-    } finally {
-      running -= 1;
-      changed.notify();
     }
-  });
+    this.changed.notify();
+  }
+}
 
-  while (!finished() && running > 0)
-    await changed.wait(request.endAt - Date.now(), request.signal, request.answerNow);
+function fetchFrom(broker: RawBroker, owned: number[], collected: Collected): Promise<RawFetchResponse> {
+  const { topic, endAt } = collected.request;
+  return broker.fetch({
+    isolationLevel: READ_COMMITTED,
+    maxWaitTime: Math.max(0, Math.min(FETCH_MAX_WAIT_MS, endAt - Date.now())),
+    minBytes: 1,
+    maxBytes: FETCH_MAX_BYTES,
+    topics: [
+      {
+        topic,
+        partitions: owned.map((partition) => ({
+          partition,
+          fetchOffset: collected.position.get(partition) ?? '0',
+          maxBytes: PARTITION_MAX_BYTES,
+        })),
+      },
+    ],
+  });
+}
+
+/** Fetches the partitions one leader owns until the read is finished; a failure ends every loop. */
+async function fetchLoop(
+  cluster: RawCluster,
+  nodeId: string,
+  owned: number[],
+  collected: Collected,
+): Promise<void> {
+  collected.running += 1;
+  try {
+    const broker = await cluster.findBroker({ nodeId });
+    while (!collected.finished()) collected.absorb(await fetchFrom(broker, owned, collected));
+  } catch (error) {
+    collected.failure ??= error;
+  } finally {
+    collected.running -= 1;
+    collected.changed.notify();
+  }
+}
+
+async function readWith(
+  cluster: RawCluster,
+  request: GrouplessRead,
+): Promise<{ messages: ConsumedMessage[]; settled: Promise<unknown> }> {
+  const { topic } = request;
+  const collected = new Collected(request, await startPositions(cluster, request));
+  const leaders = cluster.findLeaderForPartitions(topic, [...collected.position.keys()]);
+  const loops = Object.entries(leaders).map(([nodeId, owned]) =>
+    fetchLoop(cluster, nodeId, owned, collected),
+  );
+
+  while (!collected.finished() && collected.running > 0)
+    await collected.changed.wait(request.endAt - Date.now(), request.signal, request.answerNow);
   if (request.signal.aborted) {
     void Promise.allSettled(loops);
     throw request.signal.reason;
   }
-  if (failure !== null && collected === 0) {
-    throw describeKafkaError(failure, `read topic "${topic}" from ${request.from}`);
+  if (collected.failure !== null && collected.count === 0) {
+    throw describeKafkaError(collected.failure, `read topic "${topic}" from ${request.from}`);
   }
   return {
-    messages: mergeByTimestamp(perPartition, request.max, request.byteBudget),
+    messages: mergeByTimestamp(collected.perPartition, request.max, request.byteBudget),
     settled: Promise.allSettled(loops),
   };
 }

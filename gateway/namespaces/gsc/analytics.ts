@@ -53,8 +53,7 @@ export function parseDimensions(
 
 export const parseSearchType = (raw: string | undefined) =>
   raw ? canonical(SEARCH_TYPES, raw, 'search_type') : 'web';
-const parseOperator = (raw: string | undefined) =>
-  raw ? canonical(OPERATORS, raw, 'operator') : 'contains';
+const parseOperator = (raw: string | undefined) => (raw ? canonical(OPERATORS, raw, 'operator') : 'contains');
 export const parseDataState = (raw: string | undefined, fallback: (typeof DATA_STATES)[number]) =>
   raw ? canonical(DATA_STATES, raw, 'data_state') : fallback;
 export const parseAggregation = (raw: string | undefined) =>

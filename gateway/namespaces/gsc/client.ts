@@ -41,11 +41,7 @@ const QUOTA_REASONS = new Set(['quotaExceeded', 'dailyLimitExceeded', 'dailyLimi
 const RATE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded']);
 
 /** Google's error body: `{error: {code, message, status, errors: [{reason, message}]}}`. */
-function describeGoogleError(
-  status: number,
-  body: string,
-  clientEmail: string | null,
-): ErrorDescription {
+function describeGoogleError(status: number, body: string, clientEmail: string | null): ErrorDescription {
   let parsed: { error?: { message?: string; status?: string; errors?: Array<{ reason?: string }> } } = {};
   try {
     parsed = JSON.parse(body);
