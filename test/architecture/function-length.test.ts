@@ -33,7 +33,6 @@ const ALLOWED = new Set<string>([
   'gateway/server.ts:startGateway',
   'gateway/upstream/http.ts:createUpstreamHttp',
   'gateway/upstream/http.ts:request',
-  'broker-worker/consume/groupless-reader.ts:readWith',
 ]);
 
 function sourceFiles(dir: string): string[] {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../upstream/http.ts';
-import { CURATED_SKILLS, searchCurated } from './curated.ts';
+import { searchCurated } from './curated.ts';
 import type { GitHubClient } from './github.ts';
 import type { Provider, SearchHit } from './search-hit.ts';
 import type { SkillsSettings } from './settings.ts';
