@@ -34,85 +34,107 @@ export async function startListenerThreads(
 ): Promise<ListenerThreads> {
   const workers: Worker[] = [];
   const waiting = new Map<number, (data: unknown[]) => void>();
-  let nextId = 1;
   const started = Array.from({ length: count }, () => {
-    // The same limit counters in every thread: a key's budget is the process's, not each thread's.
-    const worker = new Worker(
-      threadEntry(import.meta.url, './listener-thread', './listener-thread-entry.mjs'),
-      {
-        workerData: { limitMemory: processLimitTable().memory, prettyLogs: options.prettyLogs ?? false },
-      },
-    );
+    const { worker, listening } = startThread(options, waiting);
     workers.push(worker);
-    return new Promise<void>((resolve, reject) => {
-      worker.on('message', (message: ThreadMessage) => {
-        if (message.t === 'ready') resolve();
-        else if (message.t === 'audit') options.onAudit?.(message.line);
-        else if (message.t === 'metrics') {
-          waiting.get(message.id)?.(message.data);
-          waiting.delete(message.id);
-        }
-      });
-      worker.once('error', reject);
-      worker.once('exit', (code) =>
-        reject(new Error(`listener thread exited with code ${code} before listening`)),
-      );
-    });
+    return listening;
   });
-  const stop = async () => {
-    await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((resolve) => {
-            const timer = setTimeout(() => void worker.terminate().then(() => resolve()), STOP_GRACE_MS);
-            worker.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            worker.postMessage('stop');
-          }),
-      ),
-    );
-  };
   try {
     await Promise.all(started);
   } catch (error) {
-    await stop();
+    await stopThreads(workers);
     throw error;
   }
-  let stopping = false;
+  const state = { stopping: false };
+  watchThreads(workers, log, state);
+  log.info({ threads: count + 1 }, `serving from ${count + 1} listener threads`);
+  let nextId = 1;
+  return {
+    metrics: (timeoutMs) => workers.map((worker) => askMetrics(worker, nextId++, waiting, timeoutMs)),
+    stop: () => {
+      state.stopping = true;
+      return stopThreads(workers);
+    },
+  };
+}
+
+/** One listener thread, and a promise that settles when it listens or fails to. */
+function startThread(
+  options: ThreadOptions,
+  waiting: Map<number, (data: unknown[]) => void>,
+): { worker: Worker; listening: Promise<void> } {
+  // The same limit counters in every thread: a key's budget is the process's, not each thread's.
+  const worker = new Worker(
+    threadEntry(import.meta.url, './listener-thread', './listener-thread-entry.mjs'),
+    {
+      workerData: { limitMemory: processLimitTable().memory, prettyLogs: options.prettyLogs ?? false },
+    },
+  );
+  const listening = new Promise<void>((resolve, reject) => {
+    worker.on('message', (message: ThreadMessage) => {
+      if (message.t === 'ready') resolve();
+      else if (message.t === 'audit') options.onAudit?.(message.line);
+      else if (message.t === 'metrics') {
+        waiting.get(message.id)?.(message.data);
+        waiting.delete(message.id);
+      }
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) =>
+      reject(new Error(`listener thread exited with code ${code} before listening`)),
+    );
+  });
+  return { worker, listening };
+}
+
+/** Asks each thread to drain and close, terminating one that has not within STOP_GRACE_MS. */
+async function stopThreads(workers: Worker[]): Promise<void> {
+  await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => void worker.terminate().then(() => resolve()), STOP_GRACE_MS);
+          worker.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          worker.postMessage('stop');
+        }),
+    ),
+  );
+}
+
+/** Replaces the start-up listeners with the ones for a running thread. */
+function watchThreads(workers: Worker[], log: Logger, state: { stopping: boolean }): void {
   for (const worker of workers) {
     worker.removeAllListeners('exit');
     worker.removeAllListeners('error');
     // A thread lost after start-up would silently shrink capacity: stop the process so its supervisor restarts it whole.
     worker.on('error', (error) => log.error({ err: error }, 'listener thread failed'));
     worker.on('exit', (code) => {
-      if (stopping) return;
+      if (state.stopping) return;
       log.fatal({ code }, 'a listener thread exited unexpectedly; stopping the gateway');
       process.exit(1);
     });
   }
-  log.info({ threads: count + 1 }, `serving from ${count + 1} listener threads`);
-  return {
-    metrics: (timeoutMs) =>
-      workers.map(
-        (worker) =>
-          new Promise<unknown[]>((resolve, reject) => {
-            const id = nextId++;
-            const timer = setTimeout(() => {
-              waiting.delete(id);
-              reject(new Error(`a listener thread sent no metrics within ${timeoutMs} ms`));
-            }, timeoutMs);
-            waiting.set(id, (data) => {
-              clearTimeout(timer);
-              resolve(data);
-            });
-            worker.postMessage({ t: 'metrics', id });
-          }),
-      ),
-    stop: () => {
-      stopping = true;
-      return stop();
-    },
-  };
+}
+
+/** One thread's metrics, answered under `id` through `waiting`, or a rejection after `timeoutMs`. */
+function askMetrics(
+  worker: Worker,
+  id: number,
+  waiting: Map<number, (data: unknown[]) => void>,
+  timeoutMs: number,
+): Promise<unknown[]> {
+  return new Promise<unknown[]>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      reject(new Error(`a listener thread sent no metrics within ${timeoutMs} ms`));
+    }, timeoutMs);
+    waiting.set(id, (data) => {
+      clearTimeout(timer);
+      resolve(data);
+    });
+    worker.postMessage({ t: 'metrics', id });
+  });
 }

@@ -6,9 +6,10 @@ import type {
   RequestContext,
   RequestHandler,
   RequestHead,
+  RunningServer,
 } from './engine.ts';
 import { LINGER, portInUseError, statusLine } from './engine.ts';
-import type { LoadedUws, UwsRequest, UwsResponse } from './uws-loader.ts';
+import type { LoadedUws, UwsApp, UwsModule, UwsRequest, UwsResponse } from './uws-loader.ts';
 
 // uWS invalidates the request object when the handler returns, so everything is copied first.
 function headOf(req: UwsRequest, res: UwsResponse): RequestHead {
@@ -41,6 +42,8 @@ class BodyReader {
   readonly result: Promise<BodyResult>;
   /** Set once the answer went out before the body ended: told about every later chunk. */
   onDropped: ((bytes: number, isLast: boolean) => void) | null = null;
+  /** The client went away (uWS reported the response aborted): nothing more may be written. */
+  aborted = false;
   private resolve!: (result: BodyResult) => void;
   private chunks: Buffer[] = [];
   private size = 0;
@@ -99,12 +102,7 @@ class BodyReader {
  * rest; the client closes as told by `connection: close`. A client that goes past LINGER's
  * bounds or goes quiet mid-body has its connection cut instead.
  */
-function answerAndLinger(
-  res: UwsResponse,
-  reader: BodyReader,
-  response: HttpResponse,
-  gone: () => boolean,
-): void {
+function answerAndLinger(res: UwsResponse, reader: BodyReader, response: HttpResponse): void {
   if (response.headers?.connection === undefined) res.writeHeader('connection', 'close');
   res.write(response.body ?? '');
   let dropped = 0;
@@ -115,7 +113,7 @@ function answerAndLinger(
     clearTimeout(total);
     clearTimeout(idle);
     reader.onDropped = null;
-    if (gone()) return;
+    if (reader.aborted) return;
     // end(…, true) in this uWS build writes a stray header after a chunked body: end
     // plainly, and cut only a client that overstayed.
     if (complete) res.cork(() => res.end(undefined, false));
@@ -189,86 +187,104 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
       // silently split connections with the first: bind once without it to find out.
       if (port !== 0 && !sharedPort && !(await portIsFree(host, port))) throw portInUseError(host, port);
       const app = uws.App();
-      app.any('/*', (res, req) => {
-        const head = headOf(req, res);
-        // Most requests never look at the signal; an AbortController is made only for those that do.
-        let controller: AbortController | undefined;
-        let finished = false;
-        // uWS keeps one onAborted handler per response: everything that cares goes here.
-        let aborted = false;
-        let reportWritten: ((ok: boolean) => void) | undefined;
-        res.onAborted(() => {
-          aborted = true;
-          finished = true;
-          controller?.abort();
-          reportWritten?.(false);
-        });
-        const reader = new BodyReader(res, head, maxBodyBytes, () => finished);
-        const context: RequestContext = {
-          head,
-          readBody: () => reader.result,
-          get signal() {
-            controller ??= new AbortController();
-            if (finished) controller.abort();
-            return controller.signal;
-          },
-        };
-        handler(context)
-          .catch(
-            (): HttpResponse => ({
-              status: 500,
-              headers: { 'content-type': 'application/json' },
-              body: '{"error":"internal error"}',
-            }),
-          )
-          .then((response) => {
-            if (finished) {
-              response.onWritten?.(false);
-              return;
-            }
-            finished = true;
-            if (response.onWritten && head.method !== 'HEAD') {
-              reportWritten = endReportingWritten(res, response, response.onWritten);
-              return;
-            }
-            res.cork(() => {
-              res.writeStatus(statusLine(response.status));
-              for (const [name, value] of Object.entries(response.headers ?? {}))
-                res.writeHeader(name, value);
-              if (head.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), false);
-              else if (!reader.complete) answerAndLinger(res, reader, response, () => aborted);
-              else res.end(response.body ?? '', false);
-            });
-            // A HEAD answer carries no body, so nothing it would report was delivered.
-            response.onWritten?.(false);
-          });
-      });
-      return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) {
-            reject(
-              new Error(
-                `uWebSockets.js could not listen on ${host}:${port} (address in use or not permitted)`,
-              ),
-            );
-            return;
-          }
-          let accepting = true;
-          const stopAccepting = () => {
-            if (!accepting) return;
-            accepting = false;
-            uws.us_listen_socket_close(socket);
-          };
-          resolve({
-            port: uws.us_socket_local_port(socket),
-            stopAccepting,
-            close: async () => {
-              stopAccepting();
-              app.close?.();
-            },
-          });
-        });
-      });
+      app.any('/*', (res, req) => serveRequest(res, req, handler, maxBodyBytes));
+      return listenOn(uws, app, host, port);
     },
   };
+}
+
+function internalError(): HttpResponse {
+  return { status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":"internal error"}' };
+}
+
+/** One request: its head copied, its body read eagerly, the handler's answer written unless the client left. */
+function serveRequest(
+  res: UwsResponse,
+  req: UwsRequest,
+  handler: RequestHandler,
+  maxBodyBytes: number,
+): void {
+  const head = headOf(req, res);
+  // Most requests never look at the signal; an AbortController is made only for those that do.
+  let controller: AbortController | undefined;
+  let finished = false;
+  let reportWritten: ((ok: boolean) => void) | undefined;
+  // uWS keeps one onAborted handler per response: everything that cares goes here.
+  res.onAborted(() => {
+    reader.aborted = true;
+    finished = true;
+    controller?.abort();
+    reportWritten?.(false);
+  });
+  const reader = new BodyReader(res, head, maxBodyBytes, () => finished);
+  const context: RequestContext = {
+    head,
+    readBody: () => reader.result,
+    get signal() {
+      controller ??= new AbortController();
+      if (finished) controller.abort();
+      return controller.signal;
+    },
+  };
+  handler(context)
+    .catch(internalError)
+    .then((response) => {
+      if (finished) {
+        response.onWritten?.(false);
+        return;
+      }
+      finished = true;
+      reportWritten = writeResponse(res, head.method, reader, response);
+    });
+}
+
+/**
+ * Writes the handler's answer. Returns the function that reports a late abort when the
+ * answer waits to learn it reached the socket; otherwise tells the answer at once.
+ */
+function writeResponse(
+  res: UwsResponse,
+  method: string,
+  reader: BodyReader,
+  response: HttpResponse,
+): ((ok: boolean) => void) | undefined {
+  if (response.onWritten && method !== 'HEAD') return endReportingWritten(res, response, response.onWritten);
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
+    if (method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), false);
+    else if (!reader.complete) answerAndLinger(res, reader, response);
+    else res.end(response.body ?? '', false);
+  });
+  // A HEAD answer carries no body, so nothing it would report was delivered.
+  response.onWritten?.(false);
+  return undefined;
+}
+
+/** Listens on host:port; the running server can stop accepting, then close. */
+function listenOn(uws: UwsModule, app: UwsApp, host: string, port: number): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (!socket) {
+        reject(
+          new Error(`uWebSockets.js could not listen on ${host}:${port} (address in use or not permitted)`),
+        );
+        return;
+      }
+      let accepting = true;
+      const stopAccepting = () => {
+        if (!accepting) return;
+        accepting = false;
+        uws.us_listen_socket_close(socket);
+      };
+      resolve({
+        port: uws.us_socket_local_port(socket),
+        stopAccepting,
+        close: async () => {
+          stopAccepting();
+          app.close?.();
+        },
+      });
+    });
+  });
 }

@@ -114,29 +114,8 @@ export function classifyRequest(
 ): Classification {
   const { params } = message;
   const meta = isObject(params) && isObject(params._meta) ? params._meta : undefined;
-  const claim = meta !== undefined && META.PROTOCOL_VERSION in meta;
-  const headerVersion = headers['mcp-protocol-version'];
-
-  if (!claim) {
-    if (headerVersion === undefined || isLegacyVersion(headerVersion)) return LEGACY;
-    const version = trimOws(headerVersion);
-    if (isModernVersion(version)) {
-      return message.method === 'initialize'
-        ? headerMismatch(
-            `MCP-Protocol-Version ${version} does not go with initialize: the 2026-07-28 protocol has no handshake. Send server/discover, or drop the header to use ${LEGACY_PROTOCOL_VERSIONS.join(', ')}.`,
-          )
-        : invalidEnvelope(
-            `MCP-Protocol-Version is ${version} but params._meta has no protocol version. ${ENVELOPE_HINT}`,
-          );
-    }
-    return {
-      era: 'reject',
-      echoId: false,
-      status: 400,
-      code: JSON_RPC.INVALID_REQUEST,
-      message: `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')}`,
-    };
-  }
+  if (meta === undefined || !(META.PROTOCOL_VERSION in meta))
+    return classifyUnclaimed(message.method, headers);
 
   const claimed = meta[META.PROTOCOL_VERSION];
   if (typeof claimed !== 'string')
@@ -144,7 +123,45 @@ export function classifyRequest(
   if (!isObject(meta[META.CLIENT_CAPABILITIES])) {
     return invalidEnvelope(`params._meta has no client capabilities object. ${ENVELOPE_HINT}`);
   }
+  const refusal = routingHeadersRefusal(message.method, claimed, headers) ?? mcpNameRefusal(message, headers);
+  return refusal ?? { era: 'modern', version: claimed };
+}
 
+/**
+ * A body without a protocol-version claim is legacy, unless a modern or unknown
+ * MCP-Protocol-Version header says the client meant something else.
+ */
+function classifyUnclaimed(method: string, headers: Record<string, string>): Classification {
+  const headerVersion = headers['mcp-protocol-version'];
+  if (headerVersion === undefined || isLegacyVersion(headerVersion)) return LEGACY;
+  const version = trimOws(headerVersion);
+  if (isModernVersion(version)) {
+    return method === 'initialize'
+      ? headerMismatch(
+          `MCP-Protocol-Version ${version} does not go with initialize: the 2026-07-28 protocol has no handshake. Send server/discover, or drop the header to use ${LEGACY_PROTOCOL_VERSIONS.join(', ')}.`,
+        )
+      : invalidEnvelope(
+          `MCP-Protocol-Version is ${version} but params._meta has no protocol version. ${ENVELOPE_HINT}`,
+        );
+  }
+  return {
+    era: 'reject',
+    echoId: false,
+    status: 400,
+    code: JSON_RPC.INVALID_REQUEST,
+    message: `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')}`,
+  };
+}
+
+/**
+ * The MCP-Protocol-Version and Mcp-Method headers of a claimed request against its body, and the
+ * claimed version against the ones this server speaks; undefined when all agree.
+ */
+function routingHeadersRefusal(
+  bodyMethod: string,
+  claimed: string,
+  headers: Record<string, string>,
+): Classification | undefined {
   const version = single(headers, 'mcp-protocol-version');
   const method = single(headers, 'mcp-method');
   if (version === 'duplicated') return headerMismatch('MCP-Protocol-Version must be sent exactly once.');
@@ -154,9 +171,9 @@ export function classifyRequest(
       `MCP-Protocol-Version (${version.slice(0, 40)}) differs from the protocol version in params._meta (${claimed.slice(0, 40)}).`,
     );
   }
-  if (method !== undefined && method !== message.method) {
+  if (method !== undefined && method !== bodyMethod) {
     return headerMismatch(
-      `Mcp-Method (${method.slice(0, 100)}) differs from the body's method (${message.method.slice(0, 100)}); they must match exactly, case included.`,
+      `Mcp-Method (${method.slice(0, 100)}) differs from the body's method (${bodyMethod.slice(0, 100)}); they must match exactly, case included.`,
     );
   }
   if (!isModernVersion(claimed)) {
@@ -172,28 +189,32 @@ export function classifyRequest(
   if (version === undefined)
     return headerMismatch(`A ${claimed} request must send the MCP-Protocol-Version header.`);
   if (method === undefined) return headerMismatch(`A ${claimed} request must send the Mcp-Method header.`);
+  return undefined;
+}
 
+/** For a method that names its target (NAMED_METHODS), the Mcp-Name header against that target. */
+function mcpNameRefusal(
+  message: { method: string; params?: unknown },
+  headers: Record<string, string>,
+): Classification | undefined {
   const nameField = NAMED_METHODS[message.method];
-  if (nameField !== undefined) {
-    const target = isObject(params) ? params[nameField] : undefined;
-    if (typeof target !== 'string') {
-      return invalidEnvelope(`${message.method} needs params.${nameField} (string).`);
-    }
-    const header = single(headers, 'mcp-name');
-    if (header === undefined)
-      return headerMismatch(`${message.method} must send the Mcp-Name header naming params.${nameField}.`);
-    if (header === 'duplicated') return headerMismatch('Mcp-Name must be sent exactly once.');
-    const decoded = decodeMcpName(header);
-    if (decoded === undefined) {
-      return headerMismatch(
-        `Mcp-Name is not a valid =?base64?...?= value: check its base64 text and padding.`,
-      );
-    }
-    if (decoded !== target) {
-      return headerMismatch(
-        `Mcp-Name (${decoded.slice(0, 100)}) differs from params.${nameField} (${target.slice(0, 100)}).`,
-      );
-    }
+  if (nameField === undefined) return undefined;
+  const target = isObject(message.params) ? message.params[nameField] : undefined;
+  if (typeof target !== 'string') {
+    return invalidEnvelope(`${message.method} needs params.${nameField} (string).`);
   }
-  return { era: 'modern', version: claimed };
+  const header = single(headers, 'mcp-name');
+  if (header === undefined)
+    return headerMismatch(`${message.method} must send the Mcp-Name header naming params.${nameField}.`);
+  if (header === 'duplicated') return headerMismatch('Mcp-Name must be sent exactly once.');
+  const decoded = decodeMcpName(header);
+  if (decoded === undefined) {
+    return headerMismatch(`Mcp-Name is not a valid =?base64?...?= value: check its base64 text and padding.`);
+  }
+  if (decoded !== target) {
+    return headerMismatch(
+      `Mcp-Name (${decoded.slice(0, 100)}) differs from params.${nameField} (${target.slice(0, 100)}).`,
+    );
+  }
+  return undefined;
 }

@@ -169,51 +169,9 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
   } catch {
     return errorResponse(400, null, JSON_RPC.PARSE_ERROR, 'Parse error: the body is not valid JSON');
   }
-  if (Array.isArray(message)) {
-    return errorResponse(
-      400,
-      null,
-      JSON_RPC.INVALID_REQUEST,
-      'JSON-RPC batches are not supported: send one message per POST',
-    );
-  }
-  if (!isObject(message) || message.jsonrpc !== '2.0') {
-    return errorResponse(
-      400,
-      null,
-      JSON_RPC.INVALID_REQUEST,
-      'Invalid Request: expected a JSON-RPC 2.0 object',
-    );
-  }
-
-  if (typeof message.method !== 'string' || !('id' in message)) {
-    // Notifications and responses are accepted in either era; only a version header neither era knows is refused.
-    const headerVersion = post.headers['mcp-protocol-version'];
-    if (
-      headerVersion !== undefined &&
-      !isLegacyVersion(headerVersion) &&
-      !isModernVersion(headerVersion.trim())
-    ) {
-      return errorResponse(
-        400,
-        null,
-        JSON_RPC.INVALID_REQUEST,
-        `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')}`,
-      );
-    }
-    if (typeof message.method === 'string') {
-      if (post.note) post.note.method = message.method;
-      return ACCEPTED;
-    }
-    if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
-    return errorResponse(
-      400,
-      isValidId(message.id) ? message.id : null,
-      JSON_RPC.INVALID_REQUEST,
-      'Invalid Request: neither a request, a notification nor a response',
-    );
-  }
-
+  // isObject is false for an array, so a batch is refused here too, with its own message.
+  if (!isObject(message) || message.jsonrpc !== '2.0') return notJsonRpcObject(message);
+  if (typeof message.method !== 'string' || !('id' in message)) return answerNonRequest(message, post);
   if (!isValidId(message.id)) {
     return errorResponse(
       400,
@@ -222,51 +180,115 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
       'Invalid Request: id must be a string or an integer',
     );
   }
+
   const { id, method, params } = message as { id: JsonRpcId; method: string; params?: unknown };
-  if (post.note) {
-    post.note.method = method;
-    const tool = toolNameOf(method, params);
-    if (tool !== undefined) {
-      post.note.tool = tool.slice(0, 100);
-      post.note.knownTool = post.namespace.tools.has(tool);
-    }
-  }
+  if (post.note) noteRequest(post.note, method, params, post.namespace);
   const era = classifyRequest({ method, params }, post.headers);
-  if (post.log.isLevelEnabled('debug')) {
-    post.log.debug(
-      {
-        requestId: post.requestId,
-        namespace: post.namespace.definition.name,
-        era: era.era,
-        method: method.slice(0, 100),
-      },
-      'mcp request',
-    );
-  }
+  if (post.log.isLevelEnabled('debug')) logRequest(post, era.era, method);
   if (era.era === 'reject')
     return errorResponse(era.status, era.echoId ? id : null, era.code, era.message, era.data);
 
-  const { authorizeCall } = post.access;
-  if (authorizeCall) {
-    const call: CallDescription = {
-      namespace: post.namespace.definition.name,
-      method,
-      toolName: toolNameOf(method, params),
-    };
-    // A modern request reaching here had its headers confirmed equal to the body, so the
-    // decision taken from them before the body was read stands; anything else is asked now.
-    if (!(era.era === 'modern' && sameCall(post.allowedFromHeaders, call))) {
-      const refusal = authorizeCall(post.caller, call);
-      if (refusal) {
-        if (post.note) {
-          post.note.outcome = 'denied';
-          post.note.errorCode = 'forbidden';
-        }
-        return refusalResponse(refusal, id);
-      }
-    }
+  if (post.access.authorizeCall) {
+    const refusal = callRefusal(post, era.era === 'modern', method, params, id);
+    if (refusal) return refusal;
   }
   return era.era === 'modern'
     ? dispatchModern(id, method, params, post)
     : dispatchLegacy(id, method, params, post);
+}
+
+/** The answer to a body that parsed but is not one JSON-RPC 2.0 object. */
+function notJsonRpcObject(message: unknown): HttpResponse {
+  if (Array.isArray(message)) {
+    return errorResponse(
+      400,
+      null,
+      JSON_RPC.INVALID_REQUEST,
+      'JSON-RPC batches are not supported: send one message per POST',
+    );
+  }
+  return errorResponse(
+    400,
+    null,
+    JSON_RPC.INVALID_REQUEST,
+    'Invalid Request: expected a JSON-RPC 2.0 object',
+  );
+}
+
+/** A notification or a response: accepted in either era, or refused when it is neither. */
+function answerNonRequest(message: Record<string, unknown>, post: McpPost): HttpResponse {
+  // Only a version header neither era knows is refused.
+  const headerVersion = post.headers['mcp-protocol-version'];
+  if (
+    headerVersion !== undefined &&
+    !isLegacyVersion(headerVersion) &&
+    !isModernVersion(headerVersion.trim())
+  ) {
+    return errorResponse(
+      400,
+      null,
+      JSON_RPC.INVALID_REQUEST,
+      `Unsupported MCP-Protocol-Version: ${headerVersion.slice(0, 40)}. Supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')}`,
+    );
+  }
+  if (typeof message.method === 'string') {
+    if (post.note) post.note.method = message.method;
+    return ACCEPTED;
+  }
+  if (isValidId(message.id) && ('result' in message || 'error' in message)) return ACCEPTED;
+  return errorResponse(
+    400,
+    isValidId(message.id) ? message.id : null,
+    JSON_RPC.INVALID_REQUEST,
+    'Invalid Request: neither a request, a notification nor a response',
+  );
+}
+
+/** Records the method, and for tools/call which tool and whether this namespace has it. */
+function noteRequest(note: CallNote, method: string, params: unknown, namespace: CompiledNamespace): void {
+  note.method = method;
+  const tool = toolNameOf(method, params);
+  if (tool !== undefined) {
+    note.tool = tool.slice(0, 100);
+    note.knownTool = namespace.tools.has(tool);
+  }
+}
+
+function logRequest(post: McpPost, era: string, method: string): void {
+  post.log.debug(
+    {
+      requestId: post.requestId,
+      namespace: post.namespace.definition.name,
+      era,
+      method: method.slice(0, 100),
+    },
+    'mcp request',
+  );
+}
+
+/** The access hook's refusal of this call, answered; undefined when the call may go on. */
+function callRefusal(
+  post: McpPost,
+  modern: boolean,
+  method: string,
+  params: unknown,
+  id: JsonRpcId,
+): HttpResponse | undefined {
+  const { authorizeCall } = post.access;
+  if (!authorizeCall) return undefined;
+  const call: CallDescription = {
+    namespace: post.namespace.definition.name,
+    method,
+    toolName: toolNameOf(method, params),
+  };
+  // A modern request reaching here had its headers confirmed equal to the body, so the
+  // decision taken from them before the body was read stands; anything else is asked now.
+  if (modern && sameCall(post.allowedFromHeaders, call)) return undefined;
+  const refusal = authorizeCall(post.caller, call);
+  if (!refusal) return undefined;
+  if (post.note) {
+    post.note.outcome = 'denied';
+    post.note.errorCode = 'forbidden';
+  }
+  return refusalResponse(refusal, id);
 }
