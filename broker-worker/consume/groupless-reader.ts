@@ -99,11 +99,11 @@ export class GrouplessReader {
   }
 }
 
-/** Each partition of the topic with the offset the read starts from (its start or its end). */
+/** The topic's partitions, each with the offset the read starts from (its start or its end). */
 async function startPositions(
   cluster: RawCluster,
   { topic, from }: GrouplessRead,
-): Promise<Map<number, string>> {
+): Promise<{ partitions: number[]; position: Map<number, string> }> {
   await cluster.addMultipleTargetTopics([topic]);
   const partitions = cluster.findTopicPartitionMetadata(topic).map((p) => p.partitionId);
   if (partitions.length === 0) throw new MethodError('UNKNOWN_TOPIC', `Topic "${topic}" has no partitions.`);
@@ -118,7 +118,7 @@ async function startPositions(
   const position = new Map<number, string>();
   for (const entry of starts.find((t) => t.topic === topic)?.partitions ?? [])
     position.set(entry.partition, entry.offset);
-  return position;
+  return { partitions, position };
 }
 
 /** What one read has gathered so far, shared by its per-leader fetch loops; `position` is each partition's next offset. */
@@ -215,8 +215,9 @@ async function readWith(
   request: GrouplessRead,
 ): Promise<{ messages: ConsumedMessage[]; settled: Promise<unknown> }> {
   const { topic } = request;
-  const collected = new Collected(request, await startPositions(cluster, request));
-  const leaders = cluster.findLeaderForPartitions(topic, [...collected.position.keys()]);
+  const { partitions, position } = await startPositions(cluster, request);
+  const collected = new Collected(request, position);
+  const leaders = cluster.findLeaderForPartitions(topic, partitions);
   const loops = Object.entries(leaders).map(([nodeId, owned]) =>
     fetchLoop(cluster, nodeId, owned, collected),
   );

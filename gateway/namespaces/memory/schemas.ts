@@ -51,112 +51,126 @@ const filterFields = {
   created_before: Instant.optional(),
 };
 
+const searchInput = z
+  .object({
+    query: z.string().trim().min(1, 'query must hold at least one word').max(1000),
+    limit: z
+      .number()
+      .int('limit is a whole number')
+      .min(1, 'limit is 1 to 100 (default 5)')
+      .max(100, 'limit is 1 to 100 (default 5)')
+      .optional(),
+    min_score: z.number().min(0).max(1).optional(),
+    include_weak: z.boolean().optional(),
+    include_superseded: z.boolean().optional(),
+    recency: z
+      .object({
+        half_life_days: z.number().min(0.01).max(36_500),
+        weight: z.number().min(0).max(0.1, 'recency weight is at most 0.1: it only breaks near ties'),
+      })
+      .strict()
+      .optional(),
+    ...filterFields,
+    updated_after: Instant.optional(),
+    mode: z.enum(['hybrid', 'keyword', 'vector']).optional(),
+    weights: z
+      .object({ vector: z.number().min(0).max(10), keyword: z.number().min(0).max(10) })
+      .strict()
+      .optional(),
+    include_expired: z.boolean().optional(),
+  })
+  .strict();
+
+function writeInput(content: ReturnType<typeof contentSchema>) {
+  return z
+    .object({
+      content,
+      tags: Tags.optional(),
+      metadata: Metadata.optional(),
+      namespace: Namespace.optional(),
+      key: z.string().min(1).max(128).optional(),
+      expires_at: Instant.optional(),
+      ttl_seconds: TtlSeconds.optional(),
+      pinned: z.boolean().optional(),
+      dedupe: z.enum(['exact', 'none']).optional(),
+      supersedes: MemoryId.optional(),
+    })
+    .strict()
+    .refine((v) => !(v.expires_at && v.ttl_seconds), {
+      message: 'give expires_at or ttl_seconds, not both',
+      path: ['ttl_seconds'],
+    });
+}
+
+function updateInput(content: ReturnType<typeof contentSchema>) {
+  return z
+    .object({
+      id: MemoryId,
+      content: content.optional(),
+      tags: Tags.optional(),
+      metadata: MetadataPatch.optional(),
+      namespace: Namespace.optional(),
+      expires_at: Instant.nullable().optional(),
+      ttl_seconds: TtlSeconds.optional(),
+      pinned: z.boolean().optional(),
+    })
+    .strict()
+    .refine((v) => Object.keys(v).length > 1, { message: 'give at least one field to change' })
+    .refine((v) => !(v.expires_at !== undefined && v.ttl_seconds !== undefined), {
+      message: 'give expires_at or ttl_seconds, not both',
+      path: ['ttl_seconds'],
+    });
+}
+
+const listInput = z
+  .object({
+    ...filterFields,
+    pinned: z.boolean().optional(),
+    limit: z.number().int().min(0).max(100).optional(),
+    cursor: z.string().max(512).optional(),
+    order: z.enum(['newest', 'oldest']).optional(),
+    include_expired: z.boolean().optional(),
+  })
+  .strict();
+
+const deleteManyInput = z
+  .object({
+    ids: z.array(MemoryId).min(1).max(100).optional(),
+    filter: z
+      .object({ ...filterFields, all: z.literal(true).optional() })
+      .strict()
+      .refine((f) => Object.values(f).some((v) => v !== undefined && !(Array.isArray(v) && v.length === 0)), {
+        message: 'filter must name at least one condition, or all: true to delete every memory',
+      })
+      .optional(),
+    dry_run: z.boolean().default(true),
+    include_pinned: z.boolean().default(false),
+  })
+  .strict()
+  .refine((v) => (v.ids === undefined) !== (v.filter === undefined), {
+    message: 'give either ids or filter',
+  });
+
+const exportInput = z
+  .object({
+    namespace: Namespace.optional(),
+    cursor: z.string().max(512).optional(),
+    limit: z.number().int().min(1).max(200).optional(),
+  })
+  .strict();
+
+/** Only content depends on the configured size limit; the rest are shared. */
 export function inputSchemas(maxChars: number) {
   const content = contentSchema(maxChars);
   return {
-    search: z
-      .object({
-        query: z.string().trim().min(1, 'query must hold at least one word').max(1000),
-        limit: z
-          .number()
-          .int('limit is a whole number')
-          .min(1, 'limit is 1 to 100 (default 5)')
-          .max(100, 'limit is 1 to 100 (default 5)')
-          .optional(),
-        min_score: z.number().min(0).max(1).optional(),
-        include_weak: z.boolean().optional(),
-        include_superseded: z.boolean().optional(),
-        recency: z
-          .object({
-            half_life_days: z.number().min(0.01).max(36_500),
-            weight: z.number().min(0).max(0.1, 'recency weight is at most 0.1: it only breaks near ties'),
-          })
-          .strict()
-          .optional(),
-        ...filterFields,
-        updated_after: Instant.optional(),
-        mode: z.enum(['hybrid', 'keyword', 'vector']).optional(),
-        weights: z
-          .object({ vector: z.number().min(0).max(10), keyword: z.number().min(0).max(10) })
-          .strict()
-          .optional(),
-        include_expired: z.boolean().optional(),
-      })
-      .strict(),
-    write: z
-      .object({
-        content,
-        tags: Tags.optional(),
-        metadata: Metadata.optional(),
-        namespace: Namespace.optional(),
-        key: z.string().min(1).max(128).optional(),
-        expires_at: Instant.optional(),
-        ttl_seconds: TtlSeconds.optional(),
-        pinned: z.boolean().optional(),
-        dedupe: z.enum(['exact', 'none']).optional(),
-        supersedes: MemoryId.optional(),
-      })
-      .strict()
-      .refine((v) => !(v.expires_at && v.ttl_seconds), {
-        message: 'give expires_at or ttl_seconds, not both',
-        path: ['ttl_seconds'],
-      }),
+    search: searchInput,
+    write: writeInput(content),
     get: z.object({ id: MemoryId }).strict(),
-    update: z
-      .object({
-        id: MemoryId,
-        content: content.optional(),
-        tags: Tags.optional(),
-        metadata: MetadataPatch.optional(),
-        namespace: Namespace.optional(),
-        expires_at: Instant.nullable().optional(),
-        ttl_seconds: TtlSeconds.optional(),
-        pinned: z.boolean().optional(),
-      })
-      .strict()
-      .refine((v) => Object.keys(v).length > 1, { message: 'give at least one field to change' })
-      .refine((v) => !(v.expires_at !== undefined && v.ttl_seconds !== undefined), {
-        message: 'give expires_at or ttl_seconds, not both',
-        path: ['ttl_seconds'],
-      }),
+    update: updateInput(content),
     delete: z.object({ id: MemoryId }).strict(),
-    list: z
-      .object({
-        ...filterFields,
-        pinned: z.boolean().optional(),
-        limit: z.number().int().min(0).max(100).optional(),
-        cursor: z.string().max(512).optional(),
-        order: z.enum(['newest', 'oldest']).optional(),
-        include_expired: z.boolean().optional(),
-      })
-      .strict(),
-    deleteMany: z
-      .object({
-        ids: z.array(MemoryId).min(1).max(100).optional(),
-        filter: z
-          .object({ ...filterFields, all: z.literal(true).optional() })
-          .strict()
-          .refine(
-            (f) => Object.values(f).some((v) => v !== undefined && !(Array.isArray(v) && v.length === 0)),
-            {
-              message: 'filter must name at least one condition, or all: true to delete every memory',
-            },
-          )
-          .optional(),
-        dry_run: z.boolean().default(true),
-        include_pinned: z.boolean().default(false),
-      })
-      .strict()
-      .refine((v) => (v.ids === undefined) !== (v.filter === undefined), {
-        message: 'give either ids or filter',
-      }),
-    export: z
-      .object({
-        namespace: Namespace.optional(),
-        cursor: z.string().max(512).optional(),
-        limit: z.number().int().min(1).max(200).optional(),
-      })
-      .strict(),
+    list: listInput,
+    deleteMany: deleteManyInput,
+    export: exportInput,
     stats: z.object({}).strict(),
   };
 }

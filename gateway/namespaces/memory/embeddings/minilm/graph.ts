@@ -71,50 +71,84 @@ function transposed({ shape, data }: Tensor): Float32Array {
   return out;
 }
 
-export function buildBertGraph(weights: Map<string, Tensor>, config: BertConfig): Uint8Array {
-  if (endianness() !== 'LE') throw new Error('ONNX raw tensor data is little-endian; this machine is not');
-  if (config.hidden_act !== 'gelu') throw new Error(`unsupported activation ${config.hidden_act}`);
-  const hidden = config.hidden_size;
-  const heads = config.num_attention_heads;
-  const headSize = hidden / heads;
-  const weight = (name: string): Tensor => {
-    const found = weights.get(name);
+/** A graph builder that also knows the model's weights and the BERT building blocks made from them. */
+class BertGraphBuilder extends GraphBuilder {
+  readonly config: BertConfig;
+  private readonly weights: Map<string, Tensor>;
+
+  constructor(weights: Map<string, Tensor>, config: BertConfig) {
+    super();
+    this.weights = weights;
+    this.config = config;
+  }
+
+  weight(name: string): Tensor {
+    const found = this.weights.get(name);
     if (!found) throw new Error(`the weights have no ${name}`);
     return found;
-  };
-  const g = new GraphBuilder();
-  const scalar = (name: string, value: number) => g.floats(name, [], Float32Array.of(value));
-  const one = scalar('one', 1);
-  const half = scalar('half', 0.5);
-  const sqrt2 = scalar('sqrt2', Math.SQRT2);
-  const attentionScale = scalar('attention_scale', Math.sqrt(headSize));
-  // A large negative bias, not -inf: a row of -inf would make softmax NaN.
-  const maskedOut = scalar('masked_out', -10000);
-  const epsilon = scalar('pool_epsilon', 1e-9);
-  const zero = g.ints('zero_1d', [0]);
-  const splitHeads = g.ints('split_heads', [0, 0, heads, headSize]);
-  const mergeHeads = g.ints('merge_heads', [0, 0, hidden]);
+  }
 
-  const linear = (input: string, prefix: string) => {
-    const w = weight(`${prefix}.weight`);
-    const wt = g.floats(`${prefix}.weight_t`, [w.shape[1]!, w.shape[0]!], transposed(w));
-    const bias = g.floats(`${prefix}.bias`, [w.shape[0]!], weight(`${prefix}.bias`).data);
-    return g.op('Add', [g.op('MatMul', [input, wt]), bias]);
-  };
-  const layerNorm = (input: string, prefix: string) =>
-    g.op(
+  scalar(name: string, value: number): string {
+    return this.floats(name, [], Float32Array.of(value));
+  }
+
+  linear(input: string, prefix: string): string {
+    const w = this.weight(`${prefix}.weight`);
+    const wt = this.floats(`${prefix}.weight_t`, [w.shape[1]!, w.shape[0]!], transposed(w));
+    const bias = this.floats(`${prefix}.bias`, [w.shape[0]!], this.weight(`${prefix}.bias`).data);
+    return this.op('Add', [this.op('MatMul', [input, wt]), bias]);
+  }
+
+  layerNorm(input: string, prefix: string): string {
+    const hidden = this.config.hidden_size;
+    return this.op(
       'LayerNormalization',
       [
         input,
-        g.floats(`${prefix}.weight`, [hidden], weight(`${prefix}.weight`).data),
-        g.floats(`${prefix}.bias`, [hidden], weight(`${prefix}.bias`).data),
+        this.floats(`${prefix}.weight`, [hidden], this.weight(`${prefix}.weight`).data),
+        this.floats(`${prefix}.bias`, [hidden], this.weight(`${prefix}.bias`).data),
       ],
-      { axis: -1, epsilon: { float: config.layer_norm_eps } },
+      { axis: -1, epsilon: { float: this.config.layer_norm_eps } },
     );
+  }
+}
 
-  // Embeddings: word + position (the first `sequence` rows) + token type 0 (single-text input).
-  const wordTable = weight('embeddings.word_embeddings.weight');
-  const positionTable = weight('embeddings.position_embeddings.weight');
+/** The constant tensors the graph's operators share. */
+interface Constants {
+  one: string;
+  half: string;
+  sqrt2: string;
+  attentionScale: string;
+  maskedOut: string;
+  epsilon: string;
+  zero: string;
+  splitHeads: string;
+  mergeHeads: string;
+}
+
+function addConstants(g: BertGraphBuilder): Constants {
+  const hidden = g.config.hidden_size;
+  const heads = g.config.num_attention_heads;
+  const headSize = hidden / heads;
+  return {
+    one: g.scalar('one', 1),
+    half: g.scalar('half', 0.5),
+    sqrt2: g.scalar('sqrt2', Math.SQRT2),
+    attentionScale: g.scalar('attention_scale', Math.sqrt(headSize)),
+    // A large negative bias, not -inf: a row of -inf would make softmax NaN.
+    maskedOut: g.scalar('masked_out', -10000),
+    epsilon: g.scalar('pool_epsilon', 1e-9),
+    zero: g.ints('zero_1d', [0]),
+    splitHeads: g.ints('split_heads', [0, 0, heads, headSize]),
+    mergeHeads: g.ints('merge_heads', [0, 0, hidden]),
+  };
+}
+
+/** Embeddings: word + position (the first `sequence` rows) + token type 0 (single-text input). */
+function addEmbeddings(g: BertGraphBuilder, { zero }: Constants): string {
+  const hidden = g.config.hidden_size;
+  const wordTable = g.weight('embeddings.word_embeddings.weight');
+  const positionTable = g.weight('embeddings.position_embeddings.weight');
   const words = g.op('Gather', [g.floats('word_embeddings', wordTable.shape, wordTable.data), 'input_ids']);
   const sequence = g.op('Shape', ['input_ids'], { start: 1, end: 2 });
   const positions = g.op('Slice', [
@@ -126,46 +160,65 @@ export function buildBertGraph(weights: Map<string, Tensor>, config: BertConfig)
   const typeZero = g.floats(
     'token_type_0',
     [hidden],
-    weight('embeddings.token_type_embeddings.weight').data.slice(0, hidden),
+    g.weight('embeddings.token_type_embeddings.weight').data.slice(0, hidden),
   );
-  let state = layerNorm(g.op('Add', [g.op('Add', [words, typeZero]), positions]), 'embeddings.LayerNorm');
+  return g.layerNorm(g.op('Add', [g.op('Add', [words, typeZero]), positions]), 'embeddings.LayerNorm');
+}
 
-  // Attention bias [batch, 1, 1, sequence]: 0 on tokens, -10000 on padding.
+/** The float mask and, from it, the attention bias [batch, 1, 1, sequence]: 0 on tokens, -10000 on padding. */
+function addAttentionMask(
+  g: BertGraphBuilder,
+  { one, maskedOut }: Constants,
+): { mask: string; bias: string } {
   const mask = g.op('Cast', ['attention_mask'], { to: DataType.FLOAT });
-  const maskBias = g.op('Unsqueeze', [
+  const bias = g.op('Unsqueeze', [
     g.op('Mul', [g.op('Sub', [one, mask]), maskedOut]),
     g.ints('mask_axes', [1, 2]),
   ]);
+  return { mask, bias };
+}
 
-  for (let layer = 0; layer < config.num_hidden_layers; layer++) {
-    const p = `encoder.layer.${layer}`;
-    const heads4d = (input: string, perm: number[]) =>
-      g.op('Transpose', [g.op('Reshape', [input, splitHeads])], { perm });
-    const q = heads4d(linear(state, `${p}.attention.self.query`), [0, 2, 1, 3]);
-    const k = heads4d(linear(state, `${p}.attention.self.key`), [0, 2, 3, 1]);
-    const v = heads4d(linear(state, `${p}.attention.self.value`), [0, 2, 1, 3]);
-    const scores = g.op('Add', [g.op('Div', [g.op('MatMul', [q, k]), attentionScale]), maskBias]);
-    const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
-    const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), mergeHeads]);
-    const attended = layerNorm(
-      g.op('Add', [linear(merged, `${p}.attention.output.dense`), state]),
-      `${p}.attention.output.LayerNorm`,
-    );
-    // GELU in its exact erf form, as BERT was trained: x · ½ · (1 + erf(x / √2)).
-    const inner = linear(attended, `${p}.intermediate.dense`);
-    const erf = g.op('Erf', [g.op('Div', [inner, sqrt2])]);
-    const gelu = g.op('Mul', [g.op('Mul', [inner, g.op('Add', [erf, one])]), half]);
-    state = layerNorm(g.op('Add', [linear(gelu, `${p}.output.dense`), attended]), `${p}.output.LayerNorm`);
-  }
-  const last = g.named('Identity', [state], 'last_hidden_state');
+/** Multi-head self-attention with its residual and LayerNorm. */
+function addAttention(g: BertGraphBuilder, c: Constants, state: string, maskBias: string, p: string): string {
+  const heads4d = (input: string, perm: number[]) =>
+    g.op('Transpose', [g.op('Reshape', [input, c.splitHeads])], { perm });
+  const q = heads4d(g.linear(state, `${p}.attention.self.query`), [0, 2, 1, 3]);
+  const k = heads4d(g.linear(state, `${p}.attention.self.key`), [0, 2, 3, 1]);
+  const v = heads4d(g.linear(state, `${p}.attention.self.value`), [0, 2, 1, 3]);
+  const scores = g.op('Add', [g.op('Div', [g.op('MatMul', [q, k]), c.attentionScale]), maskBias]);
+  const context = g.op('MatMul', [g.op('Softmax', [scores], { axis: -1 }), v]);
+  const merged = g.op('Reshape', [g.op('Transpose', [context], { perm: [0, 2, 1, 3] }), c.mergeHeads]);
+  return g.layerNorm(
+    g.op('Add', [g.linear(merged, `${p}.attention.output.dense`), state]),
+    `${p}.attention.output.LayerNorm`,
+  );
+}
 
-  // Mean over real tokens, then unit length.
+/** The feed-forward block with its residual and LayerNorm. */
+function addFeedForward(
+  g: BertGraphBuilder,
+  { sqrt2, one, half }: Constants,
+  attended: string,
+  p: string,
+): string {
+  // GELU in its exact erf form, as BERT was trained: x · ½ · (1 + erf(x / √2)).
+  const inner = g.linear(attended, `${p}.intermediate.dense`);
+  const erf = g.op('Erf', [g.op('Div', [inner, sqrt2])]);
+  const gelu = g.op('Mul', [g.op('Mul', [inner, g.op('Add', [erf, one])]), half]);
+  return g.layerNorm(g.op('Add', [g.linear(gelu, `${p}.output.dense`), attended]), `${p}.output.LayerNorm`);
+}
+
+/** Mean over real tokens, then unit length. */
+function addMeanPooling(g: BertGraphBuilder, { epsilon }: Constants, last: string, mask: string): void {
   const tokenMask = g.op('Unsqueeze', [mask, g.ints('pool_axes', [2])]);
   const sequenceAxis = g.ints('sequence_axis', [1]);
   const summed = g.op('ReduceSum', [g.op('Mul', [last, tokenMask]), sequenceAxis], { keepdims: 0 });
   const counted = g.op('Max', [g.op('ReduceSum', [mask, sequenceAxis], { keepdims: 1 }), epsilon]);
   g.named('LpNormalization', [g.op('Div', [summed, counted])], 'sentence_embedding', { axis: -1, p: 2 });
+}
 
+function serialized(g: BertGraphBuilder): Uint8Array {
+  const hidden = g.config.hidden_size;
   return modelProto({
     name: 'bert_mean_pooled',
     doc: `BERT encoder with mean pooling, built by mcp-event-gateway (graph version ${GRAPH_VERSION})`,
@@ -183,4 +236,20 @@ export function buildBertGraph(weights: Map<string, Tensor>, config: BertConfig)
       valueInfoProto('sentence_embedding', DataType.FLOAT, ['batch', hidden]),
     ],
   });
+}
+
+export function buildBertGraph(weights: Map<string, Tensor>, config: BertConfig): Uint8Array {
+  if (endianness() !== 'LE') throw new Error('ONNX raw tensor data is little-endian; this machine is not');
+  if (config.hidden_act !== 'gelu') throw new Error(`unsupported activation ${config.hidden_act}`);
+  const g = new BertGraphBuilder(weights, config);
+  const constants = addConstants(g);
+  let state = addEmbeddings(g, constants);
+  const mask = addAttentionMask(g, constants);
+  for (let layer = 0; layer < config.num_hidden_layers; layer++) {
+    const p = `encoder.layer.${layer}`;
+    state = addFeedForward(g, constants, addAttention(g, constants, state, mask.bias, p), p);
+  }
+  const last = g.named('Identity', [state], 'last_hidden_state');
+  addMeanPooling(g, constants, last, mask.mask);
+  return serialized(g);
 }
