@@ -3,8 +3,7 @@ import type { ConsumeCallResult } from '../../shared/ipc/messages.ts';
 import { RESULT_BYTE_BUDGET } from '../consume/group-consumer.ts';
 import { MethodError } from '../errors.ts';
 import type { CallContext } from '../ipc/server.ts';
-import { type MethodContext, requireClients, resolveTopic } from './context.ts';
-import { parseParams } from './params.ts';
+import { type MethodContext, topicCall } from './context.ts';
 
 /** Part of the call's deadline kept for answering after the poll itself. */
 const ANSWER_RESERVE_MS = 1000;
@@ -23,9 +22,7 @@ export async function consume(
   params: unknown,
   call: CallContext,
 ): Promise<ConsumeCallResult> {
-  const input = parseParams(consumeInput, params);
-  const clients = requireClients(ctx);
-  const topic = resolveTopic(ctx, input.topic);
+  const { input, clients, topic } = topicCall(ctx, consumeInput, params);
 
   const now = Date.now();
   const reserve = Math.min(ANSWER_RESERVE_MS, Math.max(0, Math.floor((call.deadlineAt - now) / 4)));

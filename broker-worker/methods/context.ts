@@ -1,9 +1,11 @@
 /** What every method implementation gets: settings, health, and the Kafka clients when configured. */
+import type { z } from 'zod';
 import { type BrokerReadiness, brokerReadiness } from '../../shared/broker-settings.ts';
 import type { BrokerClients } from '../broker.ts';
 import { MethodError } from '../errors.ts';
 import type { BrokerHealth } from '../health.ts';
 import type { WorkerSettings } from '../settings.ts';
+import { parseParams } from './params.ts';
 
 export interface MethodContext {
   settings: WorkerSettings;
@@ -44,4 +46,18 @@ export function resolveTopic(ctx: MethodContext, topic: string | undefined): str
     'NO_DEFAULT_TOPIC',
     'No topic was given and the server has no default topic (BROKER_DEFAULT_TOPIC is not set). Pass `topic`; event_topics lists the topics.',
   );
+}
+
+/**
+ * How a call on one topic starts: its arguments re-validated, the Kafka clients (or
+ * NOT_CONFIGURED), and the topic it names or the server's default.
+ */
+export function topicCall<S extends z.ZodType<{ topic?: string | undefined }>>(
+  ctx: MethodContext,
+  schema: S,
+  params: unknown,
+): { input: z.output<S>; clients: BrokerClients; topic: string } {
+  const input = parseParams(schema, params);
+  const clients = requireClients(ctx);
+  return { input, clients, topic: resolveTopic(ctx, input.topic) };
 }

@@ -1,17 +1,14 @@
 import { type PublishResult, publishInput } from '../../shared/event/schemas.ts';
 import { currentCarrier, inSpan, otelApi, type TraceCarrier, tracingStarted } from '../../shared/tracing.ts';
 import type { CallContext } from '../ipc/server.ts';
-import { type MethodContext, requireClients, resolveTopic } from './context.ts';
-import { parseParams } from './params.ts';
+import { type MethodContext, topicCall } from './context.ts';
 
 export async function publish(
   ctx: MethodContext,
   params: unknown,
   call: CallContext,
 ): Promise<PublishResult> {
-  const input = parseParams(publishInput, params);
-  const clients = requireClients(ctx);
-  const topic = resolveTopic(ctx, input.topic);
+  const { input, clients, topic } = topicCall(ctx, publishInput, params);
   const partitions = await clients.topics.requireExists(topic);
   const send = (headers: Record<string, string> | undefined) =>
     clients.publisher.publish(

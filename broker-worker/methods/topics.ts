@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import {
   type CreateTopicResult,
   createTopicInput,
@@ -6,6 +7,7 @@ import {
   type TopicsResult,
   topicsInput,
 } from '../../shared/event/schemas.ts';
+import type { BrokerClients } from '../broker.ts';
 import { MethodError } from '../errors.ts';
 import type { CallContext } from '../ipc/server.ts';
 import { hasErrorType } from '../kafka/errors.ts';
@@ -50,6 +52,23 @@ function refuseReservedName(topic: string, action: 'create' | 'delete'): void {
   }
 }
 
+/**
+ * How creating or deleting a topic starts: arguments re-validated, never a reserved name,
+ * the Kafka clients, and only where the operator allows topic administration.
+ */
+function adminCall<S extends z.ZodType<{ topic: string }>>(
+  ctx: MethodContext,
+  schema: S,
+  params: unknown,
+  action: 'create' | 'delete',
+): { input: z.output<S>; clients: BrokerClients } {
+  const input = parseParams(schema, params);
+  refuseReservedName(input.topic, action);
+  const clients = requireClients(ctx);
+  requireTopicAdmin(ctx, action === 'create' ? 'creation' : 'deletion');
+  return { input, clients };
+}
+
 /** Time given to the controller to create or delete a topic and elect its leaders. */
 function adminTimeout(call: CallContext): number {
   return Math.max(1000, Math.min(10_000, call.deadlineAt - Date.now() - 500));
@@ -60,10 +79,7 @@ export async function createTopic(
   params: unknown,
   call: CallContext,
 ): Promise<CreateTopicResult> {
-  const input = parseParams(createTopicInput, params);
-  refuseReservedName(input.topic, 'create');
-  const clients = requireClients(ctx);
-  requireTopicAdmin(ctx, 'creation');
+  const { input, clients } = adminCall(ctx, createTopicInput, params, 'create');
   const admin = await clients.admin.get();
   let created: boolean;
   try {
@@ -125,10 +141,7 @@ export async function deleteTopic(
   params: unknown,
   call: CallContext,
 ): Promise<DeleteTopicResult> {
-  const input = parseParams(deleteTopicInput, params);
-  refuseReservedName(input.topic, 'delete');
-  const clients = requireClients(ctx);
-  requireTopicAdmin(ctx, 'deletion');
+  const { input, clients } = adminCall(ctx, deleteTopicInput, params, 'delete');
   clients.topics.invalidate();
   await clients.topics.requireExists(input.topic);
   if (await brokerMarksInternal(clients.kafka, input.topic)) {
