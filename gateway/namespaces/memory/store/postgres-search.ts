@@ -2,6 +2,7 @@ import type { PgClient } from '../../../store/index.ts';
 import { type MemoryRow, toRecord } from './common.ts';
 import { pgFilter, vectorLiteral } from './postgres-schema.ts';
 import type { SearchCandidates, SearchRequest } from './types.ts';
+import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
 
 /** What the search and vector modules need from the store: plain queries and key-locked transactions. */
 export interface PgAccess {
@@ -137,10 +138,10 @@ export async function pgSupersedeSimilar(
            JOIN memories m ON m.id = v.memory_id
           WHERE m.namespace = me.namespace AND m.id < me.id AND m.superseded_by IS NULL
             AND NOT m.pinned AND m.key IS NULL
-          ORDER BY v.embedding <=> me.embedding LIMIT 16)
+          ORDER BY v.embedding <=> me.embedding LIMIT $3)
        UPDATE memories SET superseded_by = (SELECT public_id FROM me)
         WHERE id IN (SELECT id FROM near WHERE d <= $2) RETURNING id`,
-      [rowId, 1 - minSimilarity],
+      [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS],
     );
     marked += rows.length;
   }
