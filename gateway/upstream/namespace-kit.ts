@@ -81,21 +81,9 @@ export function envFlag(value: string | undefined): boolean {
 }
 
 /**
- * A base URL setting: must be http(s). A bad value is recorded as a problem and yields null
- * (the namespace then refuses calls) rather than silently falling back to the public host.
+ * A base URL as the requests are built from it: the setting's value (its form already checked
+ * by the namespace's settings schema, envSetting.url()) without trailing slashes, or `fallback`.
  */
-export function baseUrlSetting(
-  env: Readonly<Record<string, string | undefined>>,
-  name: string,
-  fallback: string,
-  problems: string[],
-): string | null {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  try {
-    const url = new URL(raw);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return raw.replace(/\/+$/, '');
-  } catch {}
-  problems.push(`${name} is not an http(s) URL`);
-  return null;
+export function baseUrl(value: string | undefined, fallback: string): string {
+  return value?.trim().replace(/\/+$/, '') || fallback;
 }

@@ -6,7 +6,7 @@
  *   1. `process.env.NAME`, `env.NAME`, `env?.NAME`;
  *   2. `env['NAME']`, `env?.["NAME"]`;
  *   3. a helper called with the environment and a literal name: `integer(env, 'NAME', …)`,
- *      `baseUrlSetting(env, 'NAME', …)`;
+ *      `value(env, 'NAME')`;
  *   4. the keys of a zod object (`z.object({ NAME: … })`): tool input schemas use lower-case
  *      fields, so an upper-case key there is an environment schema (gateway/config.ts,
  *      the memory settings, the event signing keys);
@@ -135,8 +135,8 @@ test('the scan finds settings read each way', () => {
     [1, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
     [1, 'LOCAL_KAFKA_USERS'],
     [3, 'BROKER_CONSUMER_IDLE_MS'],
-    [3, 'GITHUB_API_URL'],
-    [3, 'GSC_TIMEOUT_MS'],
+    [3, 'BROKER_BOOTSTRAP_SERVERS'],
+    [3, 'BROKER_SESSION_TIMEOUT_MS'],
     [4, 'PORT'],
     [4, 'MEMORY_EMBEDDINGS'],
     [4, 'EVENT_SIGNING_SECRET'],

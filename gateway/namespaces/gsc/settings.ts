@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { envSetting } from '../../mcp/namespace-contract.ts';
-import { baseUrlSetting, envFlag, type Readiness } from '../../upstream/namespace-kit.ts';
+import { baseUrl, envFlag, type Readiness } from '../../upstream/namespace-kit.ts';
 import { type GoogleCredentials, parseCredentials, SCOPE_FULL, SCOPE_READONLY } from './credentials.ts';
 
 export const DEFAULT_API_BASE_URL = 'https://searchconsole.googleapis.com';
@@ -26,8 +26,9 @@ export interface GscSettings {
 
 /**
  * The settings as the namespace contract parses them: each checked for form, so a malformed
- * one is refused naming it. Credentials are read and checked by loadGscSettings, which
- * reports a missing or unreadable key file per call as NOT_CONFIGURED.
+ * one is refused naming it (SETTINGS_INVALID); this is the only place those rules are written.
+ * Credentials are read and checked by loadGscSettings, which reports a missing or unreadable
+ * key file per call as NOT_CONFIGURED.
  */
 export const gscSettings = z.object({
   GSC_API_BASE_URL: envSetting.url().optional(),
@@ -44,75 +45,63 @@ export const gscSettings = z.object({
   GSC_MAX_ROWS: envSetting.int(1, 1_000_000).optional(),
 });
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** The settings as the schema leaves them: each present one already checked for form. */
+export type GscEnv = z.output<typeof gscSettings>;
 
 /** Where the credentials JSON comes from, in order; the first one set is used. */
 const SOURCES = ['GSC_CREDENTIALS_JSON', 'GSC_CREDENTIALS_PATH', 'GOOGLE_APPLICATION_CREDENTIALS'] as const;
 
-function intSetting(
-  env: Env,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  problems: string[],
-): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (Number.isInteger(value) && value >= min && value <= max) return value;
-  problems.push(`${name} must be an integer from ${min} to ${max}; using ${fallback}`);
-  return fallback;
+interface CredentialsFound {
+  credentials: GoogleCredentials | null;
+  /** The setting (and file) they came from; null when none is set. */
+  authSource: string | null;
+  problems: string[];
 }
 
 /**
- * Read once at start. Nothing here throws: missing or malformed credentials, unreadable files
- * and bad knobs become problems the tools report, so the gateway keeps running.
+ * Reads and parses the credentials named by the first source set. Whether a file can be read
+ * and what it holds is not a question of form, so it is a problem the tools report per call
+ * (NOT_CONFIGURED), not a refused setting.
  */
-export function loadGscSettings(env: Env): GscSettings {
+function readCredentials(env: GscEnv, tokenUrl: string): CredentialsFound {
   const problems: string[] = [];
-  let fatal = false;
-  const apiBaseUrl = baseUrlSetting(env, 'GSC_API_BASE_URL', DEFAULT_API_BASE_URL, problems);
-  const tokenUrl = baseUrlSetting(env, 'GSC_OAUTH_TOKEN_URL', DEFAULT_TOKEN_URL, problems);
-  if (apiBaseUrl === null || tokenUrl === null) fatal = true;
-
-  let credentials: GoogleCredentials | null = null;
-  let authSource: string | null = null;
   const source = SOURCES.find((name) => env[name]?.trim());
-  if (source) {
-    authSource = source === 'GSC_CREDENTIALS_JSON' ? source : `${source} (${env[source]?.trim()})`;
-    let text: string | null = null;
-    if (source === 'GSC_CREDENTIALS_JSON') text = env[source]?.trim() ?? null;
-    else {
-      try {
-        text = readFileSync(env[source]?.trim() ?? '', 'utf8');
-      } catch (error) {
-        problems.push(
-          `${source}: cannot read ${env[source]?.trim()} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-        );
-      }
-    }
-    if (text !== null) {
-      try {
-        credentials = parseCredentials(text);
-      } catch (error) {
-        problems.push(`${source} ${(error as Error).message}`);
-      }
-    }
-    if (
-      credentials?.type === 'service_account' &&
-      credentials.tokenUri &&
-      credentials.tokenUri !== tokenUrl
-    ) {
-      // A key file must not redirect the signed assertion elsewhere: GSC_OAUTH_TOKEN_URL decides.
-      problems.push(`the key file's token_uri differs from GSC_OAUTH_TOKEN_URL; using GSC_OAUTH_TOKEN_URL`);
+  if (!source) return { credentials: null, authSource: null, problems };
+  const value = env[source]?.trim() ?? '';
+  const authSource = source === 'GSC_CREDENTIALS_JSON' ? source : `${source} (${value})`;
+  let text: string | null = null;
+  if (source === 'GSC_CREDENTIALS_JSON') text = value;
+  else {
+    try {
+      text = readFileSync(value, 'utf8');
+    } catch (error) {
+      problems.push(`${source}: cannot read ${value} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
+  let credentials: GoogleCredentials | null = null;
+  if (text !== null) {
+    try {
+      credentials = parseCredentials(text);
+    } catch (error) {
+      problems.push(`${source} ${(error as Error).message}`);
+    }
+  }
+  if (credentials?.type === 'service_account' && credentials.tokenUri && credentials.tokenUri !== tokenUrl) {
+    // A key file must not redirect the signed assertion elsewhere: GSC_OAUTH_TOKEN_URL decides.
+    problems.push(`the key file's token_uri differs from GSC_OAUTH_TOKEN_URL; using GSC_OAUTH_TOKEN_URL`);
+  }
+  return { credentials, authSource, problems };
+}
 
-  const rawState = env.GSC_DATA_STATE?.trim().toLowerCase();
-  let dataState: 'all' | 'final' = 'all';
-  if (rawState === 'final' || rawState === 'all') dataState = rawState;
-  else if (rawState) problems.push('GSC_DATA_STATE must be "all" or "final"; using "all"');
+/**
+ * Read once at start from the settings the contract parsed (gscSettings checked each one's
+ * form). Nothing here throws: missing, unreadable or malformed credentials become problems
+ * the tools report, so the gateway keeps running.
+ */
+export function loadGscSettings(env: GscEnv): GscSettings {
+  const apiBaseUrl = baseUrl(env.GSC_API_BASE_URL, DEFAULT_API_BASE_URL);
+  const tokenUrl = baseUrl(env.GSC_OAUTH_TOKEN_URL, DEFAULT_TOKEN_URL);
+  const { credentials, authSource, problems } = readCredentials(env, tokenUrl);
 
   const allowWrite = envFlag(env.GSC_ALLOW_WRITE);
   const allowDestructive = envFlag(env.GSC_ALLOW_DESTRUCTIVE);
@@ -125,28 +114,26 @@ export function loadGscSettings(env: Env): GscSettings {
     .map((site) => site.trim())
     .filter(Boolean);
 
-  const ready = credentials !== null && !fatal;
-  const missingSettings = source
-    ? []
-    : ['GSC_CREDENTIALS_JSON (or GSC_CREDENTIALS_PATH / GOOGLE_APPLICATION_CREDENTIALS)'];
   return {
-    apiBaseUrl: apiBaseUrl ?? DEFAULT_API_BASE_URL,
-    tokenUrl: tokenUrl ?? DEFAULT_TOKEN_URL,
+    apiBaseUrl,
+    tokenUrl,
     credentials,
     subject: credentials?.type === 'service_account' ? subject : undefined,
     allowWrite,
     allowDestructive,
     allowedSites,
-    dataState,
-    timeoutMs: intSetting(env, 'GSC_TIMEOUT_MS', 30_000, 1_000, 120_000, problems),
-    maxRows: intSetting(env, 'GSC_MAX_ROWS', 100_000, 1, 1_000_000, problems),
+    dataState: env.GSC_DATA_STATE === 'final' ? 'final' : 'all',
+    timeoutMs: Number(env.GSC_TIMEOUT_MS ?? 30_000),
+    maxRows: Number(env.GSC_MAX_ROWS ?? 100_000),
     // Least privilege: the write scope only when an operator enabled writes or deletes.
     scope: allowWrite || allowDestructive ? SCOPE_FULL : SCOPE_READONLY,
     readiness: {
-      ready,
+      ready: credentials !== null,
       authSource,
-      missingSettings,
-      problems: source
+      missingSettings: authSource
+        ? []
+        : ['GSC_CREDENTIALS_JSON (or GSC_CREDENTIALS_PATH / GOOGLE_APPLICATION_CREDENTIALS)'],
+      problems: authSource
         ? problems
         : [
             'no Google credentials: set GSC_CREDENTIALS_JSON, GSC_CREDENTIALS_PATH or GOOGLE_APPLICATION_CREDENTIALS',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envSetting } from '../../mcp/namespace-contract.ts';
-import { baseUrlSetting, type Readiness } from '../../upstream/namespace-kit.ts';
+import { baseUrl, type Readiness } from '../../upstream/namespace-kit.ts';
 import { registerSecret } from '../../upstream/redact.ts';
 
 export const DEFAULT_API_URL = 'https://api.producthunt.com/v2/api/graphql';
@@ -10,7 +10,7 @@ export const TOKEN_SETTINGS = [
   'PRODUCTHUNT_TOKEN',
   'PRODUCTHUNT_DEVELOPER_TOKEN',
   'PRODUCTHUNT_ACCESS_TOKEN',
-];
+] as const;
 
 export type ProductHuntAuth =
   | { kind: 'token'; token: string }
@@ -24,7 +24,10 @@ export interface ProductHuntSettings {
   readiness: Readiness;
 }
 
-/** The settings as the namespace contract parses them: a malformed one is refused naming it. */
+/**
+ * The settings as the namespace contract parses them: a malformed one is refused naming it
+ * (SETTINGS_INVALID); this is the only place those rules are written.
+ */
 export const productHuntSettings = z.object({
   PRODUCTHUNT_API_URL: envSetting.url().optional(),
   PRODUCTHUNT_TOKEN_URL: envSetting.url().optional(),
@@ -36,24 +39,16 @@ export const productHuntSettings = z.object({
   PRODUCTHUNT_CLIENT_SECRET: envSetting.text().optional(),
 });
 
-/**
- * Read once at start. Nothing here throws: a missing or bad setting becomes a problem the
- * tools report, so the gateway keeps serving its other namespaces.
- */
-export function loadProductHuntSettings(
-  env: Readonly<Record<string, string | undefined>>,
-): ProductHuntSettings {
-  const problems: string[] = [];
-  const apiUrl = baseUrlSetting(env, 'PRODUCTHUNT_API_URL', DEFAULT_API_URL, problems);
-  const tokenUrl = baseUrlSetting(env, 'PRODUCTHUNT_TOKEN_URL', DEFAULT_TOKEN_URL, problems);
-  const rawTimeout = env.PRODUCTHUNT_TIMEOUT_MS?.trim();
-  let timeoutMs = 30_000;
-  if (rawTimeout) {
-    const parsed = Number(rawTimeout);
-    if (Number.isInteger(parsed) && parsed >= 1_000 && parsed <= 120_000) timeoutMs = parsed;
-    else problems.push('PRODUCTHUNT_TIMEOUT_MS must be an integer from 1000 to 120000; using 30000');
-  }
+/** The settings as the schema leaves them: each present one already checked for form. */
+export type ProductHuntEnv = z.output<typeof productHuntSettings>;
 
+/**
+ * Read once at start from the settings the contract parsed (productHuntSettings checked each
+ * one's form). Nothing here throws: missing credentials, or half of a client-credentials
+ * pair, become a problem the tools report per call, so the gateway keeps serving.
+ */
+export function loadProductHuntSettings(env: ProductHuntEnv): ProductHuntSettings {
+  const problems: string[] = [];
   let auth: ProductHuntAuth | null = null;
   let authSource: string | null = null;
   const tokenSetting = TOKEN_SETTINGS.find((name) => env[name]?.trim());
@@ -74,14 +69,13 @@ export function loadProductHuntSettings(
   registerSecret(clientSecret);
   registerSecret(clientId);
 
-  const fatal = apiUrl === null || tokenUrl === null;
   return {
-    apiUrl: apiUrl ?? DEFAULT_API_URL,
-    tokenUrl: tokenUrl ?? DEFAULT_TOKEN_URL,
-    timeoutMs,
+    apiUrl: baseUrl(env.PRODUCTHUNT_API_URL, DEFAULT_API_URL),
+    tokenUrl: baseUrl(env.PRODUCTHUNT_TOKEN_URL, DEFAULT_TOKEN_URL),
+    timeoutMs: Number(env.PRODUCTHUNT_TIMEOUT_MS ?? 30_000),
     auth,
     readiness: {
-      ready: auth !== null && !fatal,
+      ready: auth !== null,
       authSource,
       missingSettings: auth
         ? []

@@ -60,7 +60,7 @@ function providers(settings: SkillsSettings, github: GitHubClient | null, finder
     },
     {
       name: 'firecrawl',
-      ready: settings.firecrawlApiKey !== null && settings.firecrawlApiUrl !== null && github !== null,
+      ready: settings.firecrawlApiKey !== null && github !== null,
       authenticated: settings.firecrawlApiKey !== null,
       base_url: settings.firecrawlApiUrl,
       used_by: ['skills_search', 'skills_find'],
@@ -82,7 +82,6 @@ export function skillsCapabilities(
     // Nothing is required: GitHub is read anonymously and search has the curated index.
     configured: true,
     authSource: settings.githubToken ? 'GITHUB_TOKEN' : null,
-    problems: settings.problems,
     settings: { agent_model: settings.agentModel },
     notes: [UNTRUSTED_SKILLS],
     details: {

@@ -25,28 +25,23 @@ export const skillsNamespace = defineNamespace({
   errorCodes: UPSTREAM_ERROR_CODES,
   create(env, { log }: SkillsDependencies) {
     const settings = loadSkillsSettings(env);
-    const github =
-      settings.githubApiUrl && settings.githubRawUrl
-        ? new GitHubClient({
-            apiUrl: settings.githubApiUrl,
-            rawUrl: settings.githubRawUrl,
-            token: settings.githubToken,
-            log,
-            maxFileBytes: 1024 * 1024,
-          })
-        : null;
+    const github = new GitHubClient({
+      apiUrl: settings.githubApiUrl,
+      rawUrl: settings.githubRawUrl,
+      token: settings.githubToken,
+      log,
+      maxFileBytes: 1024 * 1024,
+    });
     const search = new SkillSearch(settings, github, log);
-    const chat =
-      settings.openaiApiKey && settings.openaiBaseUrl
-        ? new ChatClient({
-            baseUrl: settings.openaiBaseUrl,
-            apiKey: settings.openaiApiKey,
-            model: settings.agentModel,
-            log,
-          })
-        : null;
+    const chat = settings.openaiApiKey
+      ? new ChatClient({
+          baseUrl: settings.openaiBaseUrl,
+          apiKey: settings.openaiApiKey,
+          model: settings.agentModel,
+          log,
+        })
+      : null;
     const finder = new SkillFinder(search, github, chat);
-    for (const problem of settings.problems) log.warn({ namespace: 'skills' }, problem);
     return {
       tools: createSkillsTools({ settings, github, search, finder }),
       capabilities: async () => skillsCapabilities(settings, github, finder),

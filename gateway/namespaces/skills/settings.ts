@@ -1,26 +1,25 @@
 import { z } from 'zod';
 import { envSetting } from '../../mcp/namespace-contract.ts';
-import { baseUrlSetting } from '../../upstream/namespace-kit.ts';
+import { baseUrl } from '../../upstream/namespace-kit.ts';
 import { registerSecret } from '../../upstream/redact.ts';
 
 /**
- * The namespace's settings, read once at start. Nothing here stops the gateway: a missing
- * credential leaves its provider off, and a base URL that is not http(s) turns that provider
- * off with a problem naming the setting (the rule every upstream namespace follows).
+ * The namespace's settings, read once at start. A missing credential leaves its provider off;
+ * a malformed setting is refused by the contract (SETTINGS_INVALID, naming it) before this is
+ * built, so every base URL here is an http(s) URL.
  */
 export interface SkillsSettings {
-  githubApiUrl: string | null;
-  githubRawUrl: string | null;
+  githubApiUrl: string;
+  githubRawUrl: string;
   githubToken: string | null;
   /** No default: the registry is consulted only when an operator names one (e.g. https://skills.sh). */
   registryUrl: string | null;
   registryApiKey: string | null;
-  openaiBaseUrl: string | null;
+  openaiBaseUrl: string;
   openaiApiKey: string | null;
   agentModel: string;
-  firecrawlApiUrl: string | null;
+  firecrawlApiUrl: string;
   firecrawlApiKey: string | null;
-  problems: string[];
 }
 
 export const SKILLS_SETTING_NAMES = [
@@ -36,7 +35,10 @@ export const SKILLS_SETTING_NAMES = [
   'FIRECRAWL_API_KEY',
 ] as const;
 
-/** The settings as the namespace contract parses them: a malformed one is refused naming it. */
+/**
+ * The settings as the namespace contract parses them: a malformed one is refused naming it
+ * (SETTINGS_INVALID); this is the only place those rules are written.
+ */
 export const skillsSettings = z.object({
   GITHUB_API_URL: envSetting.url().optional(),
   GITHUB_RAW_URL: envSetting.url().optional(),
@@ -55,29 +57,29 @@ export const skillsSettings = z.object({
   FIRECRAWL_API_KEY: envSetting.text().optional(),
 }) satisfies z.ZodType<Partial<Record<(typeof SKILLS_SETTING_NAMES)[number], string>>>;
 
-function secret(env: Readonly<Record<string, string | undefined>>, name: string): string | null {
-  const value = env[name]?.trim();
-  if (!value) return null;
-  registerSecret(value);
-  return value;
+/** The settings as the schema leaves them: each present one already checked for form. */
+export type SkillsEnv = z.output<typeof skillsSettings>;
+
+function secret(value: string | undefined): string | null {
+  const trimmed = value?.trim();
+  if (!trimmed) return null;
+  registerSecret(trimmed);
+  return trimmed;
 }
 
-export function loadSkillsSettings(env: Readonly<Record<string, string | undefined>>): SkillsSettings {
-  const problems: string[] = [];
-  const registryRaw = env.SKILLS_REGISTRY_URL?.trim();
-  const model = env.SKILLS_AGENT_MODEL?.trim() || 'gpt-4o-mini';
-  if (model.length > 100 || /\s/.test(model)) problems.push('SKILLS_AGENT_MODEL is not a model name');
+/** Read once at start from the settings the contract parsed (skillsSettings checked each one's form). */
+export function loadSkillsSettings(env: SkillsEnv): SkillsSettings {
+  const registryUrl = baseUrl(env.SKILLS_REGISTRY_URL, '');
   return {
-    githubApiUrl: baseUrlSetting(env, 'GITHUB_API_URL', 'https://api.github.com', problems),
-    githubRawUrl: baseUrlSetting(env, 'GITHUB_RAW_URL', 'https://raw.githubusercontent.com', problems),
-    githubToken: secret(env, 'GITHUB_TOKEN'),
-    registryUrl: registryRaw ? baseUrlSetting(env, 'SKILLS_REGISTRY_URL', '', problems) : null,
-    registryApiKey: secret(env, 'SKILLS_REGISTRY_API_KEY'),
-    openaiBaseUrl: baseUrlSetting(env, 'OPENAI_BASE_URL', 'https://api.openai.com/v1', problems),
-    openaiApiKey: secret(env, 'OPENAI_API_KEY'),
-    agentModel: model.slice(0, 100),
-    firecrawlApiUrl: baseUrlSetting(env, 'FIRECRAWL_API_URL', 'https://api.firecrawl.dev', problems),
-    firecrawlApiKey: secret(env, 'FIRECRAWL_API_KEY'),
-    problems,
+    githubApiUrl: baseUrl(env.GITHUB_API_URL, 'https://api.github.com'),
+    githubRawUrl: baseUrl(env.GITHUB_RAW_URL, 'https://raw.githubusercontent.com'),
+    githubToken: secret(env.GITHUB_TOKEN),
+    registryUrl: registryUrl || null,
+    registryApiKey: secret(env.SKILLS_REGISTRY_API_KEY),
+    openaiBaseUrl: baseUrl(env.OPENAI_BASE_URL, 'https://api.openai.com/v1'),
+    openaiApiKey: secret(env.OPENAI_API_KEY),
+    agentModel: env.SKILLS_AGENT_MODEL || 'gpt-4o-mini',
+    firecrawlApiUrl: baseUrl(env.FIRECRAWL_API_URL, 'https://api.firecrawl.dev'),
+    firecrawlApiKey: secret(env.FIRECRAWL_API_KEY),
   };
 }
