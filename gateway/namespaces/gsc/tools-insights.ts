@@ -24,8 +24,9 @@ export function insightTools(deps: GscToolDeps): ToolDefinition[] {
   return [findOpportunitiesTool(deps), contentDecayTool(deps), cannibalizationTool(deps)];
 }
 
-function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings, now } = deps;
+/** rows, bound to the namespace's clients: the tools that share it build it here. */
+function rowsOf(deps: GscToolDeps) {
+  const { client, settings } = deps;
   async function rows(
     site: string,
     start: string,
@@ -42,6 +43,12 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
     );
     return fetched.rows.map((r) => mapRow(r, dims));
   }
+  return rows;
+}
+
+function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
+  const { now } = deps;
+  const rows = rowsOf(deps);
   return defineTool({
     name: 'gsc_find_opportunities',
     title: 'Find quick-win queries',
@@ -92,23 +99,8 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
 }
 
 function contentDecayTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings, now } = deps;
-  async function rows(
-    site: string,
-    start: string,
-    end: string,
-    dims: string[],
-    signal: AbortSignal,
-  ): Promise<Row[]> {
-    const fetched = await fetchRows(
-      client,
-      site,
-      { startDate: start, endDate: end, dimensions: dims, dataState: settings.dataState },
-      Math.min(API_PAGE, settings.maxRows),
-      signal,
-    );
-    return fetched.rows.map((r) => mapRow(r, dims));
-  }
+  const { now } = deps;
+  const rows = rowsOf(deps);
   return defineTool({
     name: 'gsc_content_decay',
     title: 'Pages losing clicks',
@@ -203,23 +195,8 @@ const cannibalizationOutput = z.object({
 });
 
 function cannibalizationTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings, now } = deps;
-  async function rows(
-    site: string,
-    start: string,
-    end: string,
-    dims: string[],
-    signal: AbortSignal,
-  ): Promise<Row[]> {
-    const fetched = await fetchRows(
-      client,
-      site,
-      { startDate: start, endDate: end, dimensions: dims, dataState: settings.dataState },
-      Math.min(API_PAGE, settings.maxRows),
-      signal,
-    );
-    return fetched.rows.map((r) => mapRow(r, dims));
-  }
+  const { now } = deps;
+  const rows = rowsOf(deps);
   return defineTool({
     name: 'gsc_cannibalization',
     title: 'Queries split across several pages',

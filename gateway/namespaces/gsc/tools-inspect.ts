@@ -119,7 +119,8 @@ function inspectUrlTool(deps: GscToolDeps): ToolDefinition {
   });
 }
 
-function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
+/** batch, bound to the namespace's clients: the tools that share it build it here. */
+function batchOf(deps: GscToolDeps) {
   const { client } = deps;
   async function batch(
     siteUrlArg: string,
@@ -148,6 +149,11 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
     });
     return { site, results };
   }
+  return batch;
+}
+
+function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
+  const batch = batchOf(deps);
   return defineTool({
     name: 'gsc_batch_inspect_urls',
     title: 'Inspect up to 50 URLs',
@@ -173,34 +179,7 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
 }
 
 function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
-  const { client } = deps;
-  async function batch(
-    siteUrlArg: string,
-    urlsArg: string | string[],
-    lang: string | undefined,
-    signal: AbortSignal,
-  ) {
-    const site = deps.site(siteUrlArg);
-    const urls = parseUrls(urlsArg);
-    if (urls.length === 0)
-      throw new UpstreamError('INVALID_ARGUMENT', 'urls is empty: give at least one URL.');
-    if (urls.length > MAX_BATCH_URLS) {
-      throw new UpstreamError(
-        'INVALID_ARGUMENT',
-        `urls holds ${urls.length} URLs; at most ${MAX_BATCH_URLS} per call (URL Inspection allows 2,000 per property per day). Split the list.`,
-      );
-    }
-    const results = await mapPool(urls, INSPECT_CONCURRENCY, async (url) => {
-      try {
-        return flattenInspection(url, (await client.inspect(site, url, lang, signal)).inspectionResult);
-      } catch (error) {
-        if (signal.aborted) throw error;
-        const e = error as ToolError;
-        return { url, error: e.message, ...(e instanceof ToolError ? { error_code: e.code } : {}) };
-      }
-    });
-    return { site, results };
-  }
+  const batch = batchOf(deps);
   return defineTool({
     name: 'gsc_check_indexing_issues',
     title: 'Audit indexing of up to 50 URLs',
