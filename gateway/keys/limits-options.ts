@@ -25,7 +25,7 @@ export interface LimitFlags {
   maxPolls?: string | undefined;
 }
 
-export const QUOTA_NAMES: readonly string[] = [...NAMESPACE_NAMES, ...METERED_TOOLS];
+const QUOTA_NAMES: readonly string[] = [...NAMESPACE_NAMES, ...METERED_TOOLS];
 
 export function hasLimitFlags(flags: LimitFlags): boolean {
   return [flags.rate, flags.burst, flags.quota, flags.maxPolls].some((value) => value !== undefined);
