@@ -70,9 +70,15 @@ async function otlpSink(): Promise<{ endpoint: string; close(): void }> {
   };
 }
 
+function pairedRatio(variant: number[], off: number[]): number {
+  return ratio(median(variant.map((rps, round) => rps / off[round]!)), 1);
+}
+
 export async function runOpsSection(quick: boolean, log: (line: string) => void): Promise<OpsResults> {
   const seconds = quick ? 2 : 5;
-  const rounds = quick ? 1 : 3;
+  // Five rounds: a fresh gateway per variant and round varies by about ±10% on its own
+  // (three rounds once put the same build at 0.90 and 1.09 of off in two runs).
+  const rounds = quick ? 1 : 5;
   const valkey = await startValkey(20_000 + Math.floor(Math.random() * 20_000));
   const sink = await otlpSink();
   // A budget no run reaches: every request is counted, none refused.
@@ -94,8 +100,12 @@ export async function runOpsSection(quick: boolean, log: (line: string) => void)
   let redisCalls = 0;
   let redisAdmitted = 0;
   try {
+    const names = Object.keys(variants);
     for (let round = 1; round <= rounds; round += 1) {
-      for (const [name, env] of Object.entries(variants)) {
+      // Each round starts at another variant, so no variant always runs first or last.
+      const order = names.map((_, i) => names[(i + round - 1) % names.length]!);
+      for (const name of order) {
+        const env = variants[name]!;
         const child = await startChild('bench/servers/gateway.ts', { HTTP_ENGINE: 'uws', ...env });
         try {
           const url = `http://127.0.0.1:${child.info.port}/event/mcp`;
@@ -140,18 +150,19 @@ export async function runOpsSection(quick: boolean, log: (line: string) => void)
       }
     }
 
-    const base = median(runs.off!);
     const results: OpsResults = {
       machine: machineInfo(),
       measuredAt: new Date().toISOString(),
-      workload: `authenticated tools/list, 64 connections, ${seconds} s per variant, median of ${rounds} paired rounds`,
+      workload: `authenticated tools/list, 64 connections, ${seconds} s per variant, median of ${rounds} paired rounds (ratios: median of the per-round ratios)`,
       rps: Object.fromEntries(Object.entries(runs).map(([name, values]) => [name, median(values)])),
       redisCallsPer1000: Math.round((redisCalls / Math.max(1, redisAdmitted)) * 1000 * 100) / 100,
+      // The median of each round's own ratio: a round's variants ran minutes apart at most,
+      // so drift of the machine falls on both sides of each ratio alike.
       ratioToOff: {
-        limitsLocal: ratio(median(runs.limitsLocal!), base),
-        limitsRedis: ratio(median(runs.limitsRedis!), base),
-        tracingUnsampled: ratio(median(runs.tracingUnsampled!), base),
-        tracingSampled: ratio(median(runs.tracingSampled!), base),
+        limitsLocal: pairedRatio(runs.limitsLocal!, runs.off!),
+        limitsRedis: pairedRatio(runs.limitsRedis!, runs.off!),
+        tracingUnsampled: pairedRatio(runs.tracingUnsampled!, runs.off!),
+        tracingSampled: pairedRatio(runs.tracingSampled!, runs.off!),
       },
       fairness: {
         budgetPerKey: '300/s, burst 10',
