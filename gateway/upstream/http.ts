@@ -154,156 +154,226 @@ function makeResponse(status: number, headers: Headers, body: Buffer, service: s
   };
 }
 
+/** A client's settings with every default filled in; built once per client, shared by its calls. */
+interface Client {
+  service: string;
+  log: Logger;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  maxRetries: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  describeError?: UpstreamHttpOptions['describeError'];
+  random: () => number;
+  fetch: typeof fetch;
+}
+
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
-  const {
-    service,
-    log,
-    timeoutMs: defaultTimeout = 30_000,
-    maxResponseBytes: defaultCap = 8 * 1024 * 1024,
-    maxRetries = 2,
-    backoffBaseMs = 250,
-    backoffMaxMs = 4_000,
-    describeError,
-    random = Math.random,
-  } = options;
-  const doFetch = options.fetch ?? fetch;
-
-  function statusError(
-    status: number,
-    body: string,
-    headers: Headers,
-  ): { error: UpstreamError; retry: boolean } {
-    const described = describeError?.(status, body, headers) ?? {};
-    const code = described.code ?? codeForStatus(status);
-    const retryAfterS = described.retryAfterS ?? parseRetryAfter(headers.get('retry-after'));
-    const detail = (described.detail ?? body.slice(0, 300)).trim();
-    const wait = retryAfterS === undefined ? '' : ` Retry after ${Math.ceil(retryAfterS)} s.`;
-    const error = new UpstreamError(
-      code,
-      `${service} answered HTTP ${status}${detail ? `: ${detail}` : ''}.${wait} ${described.advice ?? adviceFor(code)}`,
-      { status, ...(retryAfterS === undefined ? {} : { retryAfterS }) },
-    );
-    return { error, retry: described.retry !== false && code !== 'QUOTA_EXCEEDED' };
-  }
-
-  return {
-    async request(req) {
-      const timeoutMs = req.timeoutMs ?? defaultTimeout;
-      const cap = req.maxResponseBytes ?? defaultCap;
-      const deadline = Date.now() + timeoutMs;
-      const deadlineSignal = AbortSignal.timeout(timeoutMs);
-      const signal = AbortSignal.any([req.signal, deadlineSignal]);
-      const abortError = () =>
-        req.signal.aborted
-          ? new UpstreamError('CANCELLED', `The client cancelled the ${service} call.`)
-          : new UpstreamError(
-              'TIMEOUT',
-              `${service} did not answer within ${timeoutMs} ms. ${adviceFor('TIMEOUT')}`,
-            );
-
-      let url = new URL(req.url);
-      let method = req.method;
-      let forcedAuth = false;
-      let redirects = 0;
-      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
-      let body: string | undefined = req.body;
-      if (req.json !== undefined) {
-        headers['content-type'] = 'application/json';
-        body = JSON.stringify(req.json);
-      } else if (req.form) {
-        headers['content-type'] = 'application/x-www-form-urlencoded';
-        body = new URLSearchParams(req.form).toString();
-      }
-
-      for (let attempt = 1; ; attempt++) {
-        if (signal.aborted) throw abortError();
-        if (req.authorize) headers.authorization = await req.authorize(forcedAuth);
-        const started = performance.now();
-        let response: Response;
-        try {
-          response = await doFetch(url, {
-            method,
-            headers,
-            ...(body === undefined || method === 'GET' || method === 'HEAD' ? {} : { body }),
-            redirect: 'manual',
-            signal,
-          });
-        } catch (error) {
-          if (signal.aborted) throw abortError();
-          const reason = redactText(String((error as Error & { cause?: Error }).cause?.message ?? error));
-          log.debug({ upstream: service, route: req.route, attempt, error: reason }, 'upstream call failed');
-          const delay = backoff(attempt);
-          if (req.idempotent && attempt <= maxRetries && Date.now() + delay < deadline) {
-            await sleep(delay, signal).catch(() => {});
-            continue;
-          }
-          throw new UpstreamError(
-            'UPSTREAM_UNAVAILABLE',
-            `${service} could not be reached (${reason}). ${adviceFor('UPSTREAM_UNAVAILABLE')}`,
-          );
-        }
-        const ms = Math.round(performance.now() - started);
-        log.debug(
-          { upstream: service, route: req.route, host: url.host, status: response.status, ms, attempt },
-          'upstream call',
-        );
-
-        if (response.status >= 300 && response.status < 400 && response.status !== 304) {
-          await response.body?.cancel().catch(() => {});
-          const location = response.headers.get('location');
-          const target = location ? new URL(location, url) : undefined;
-          if (!target || !req.allowRedirect || redirects >= MAX_REDIRECTS || !req.allowRedirect(target)) {
-            throw new UpstreamError(
-              'UPSTREAM_ERROR',
-              `${service} redirected the call (HTTP ${response.status}) to a location that is not allowed; it was not followed. Check the configured base URL.`,
-              { status: response.status },
-            );
-          }
-          redirects++;
-          attempt--;
-          url = target;
-          if (response.status === 303) {
-            method = 'GET';
-            body = undefined;
-          }
-          continue;
-        }
-
-        let payload: Buffer;
-        try {
-          payload = await readCapped(response, cap, service);
-        } catch (error) {
-          if (error instanceof UpstreamError) throw error;
-          if (signal.aborted) throw abortError();
-          throw new UpstreamError(
-            'UPSTREAM_UNAVAILABLE',
-            `${service} broke off its answer. ${adviceFor('UPSTREAM_UNAVAILABLE')}`,
-          );
-        }
-
-        if (response.status === 401 && req.authorize && !forcedAuth) {
-          forcedAuth = true;
-          attempt--;
-          continue;
-        }
-        if (response.ok || req.acceptStatus?.(response.status)) {
-          return makeResponse(response.status, response.headers, payload, service);
-        }
-        const { error, retry } = statusError(response.status, payload.toString('utf8'), response.headers);
-        const retryable = retry && req.idempotent && attempt <= maxRetries && RETRYABLE.has(response.status);
-        if (retryable) {
-          const delay = error.retryAfterS === undefined ? backoff(attempt) : error.retryAfterS * 1000;
-          if (Date.now() + delay < deadline) {
-            await sleep(delay, signal).catch(() => {});
-            continue;
-          }
-        }
-        throw error;
-      }
-    },
+  const client: Client = {
+    service: options.service,
+    log: options.log,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxResponseBytes: options.maxResponseBytes ?? 8 * 1024 * 1024,
+    maxRetries: options.maxRetries ?? 2,
+    backoffBaseMs: options.backoffBaseMs ?? 250,
+    backoffMaxMs: options.backoffMaxMs ?? 4_000,
+    describeError: options.describeError,
+    random: options.random ?? Math.random,
+    fetch: options.fetch ?? fetch,
   };
+  return { request: (req) => send(client, req) };
+}
 
-  function backoff(attempt: number): number {
-    return random() * Math.min(backoffMaxMs, backoffBaseMs * 2 ** (attempt - 1));
+function backoff(client: Client, attempt: number): number {
+  return client.random() * Math.min(client.backoffMaxMs, client.backoffBaseMs * 2 ** (attempt - 1));
+}
+
+/** Sets the content type for a JSON or form body and returns the body to send. */
+function encodeBody(req: UpstreamRequest, headers: Record<string, string>): string | undefined {
+  if (req.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    return JSON.stringify(req.json);
+  }
+  if (req.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    return new URLSearchParams(req.form).toString();
+  }
+  return req.body;
+}
+
+/** An aborted call is the client's cancel when its own signal fired, otherwise our deadline. */
+function abortError(client: Client, req: UpstreamRequest, timeoutMs: number): UpstreamError {
+  return req.signal.aborted
+    ? new UpstreamError('CANCELLED', `The client cancelled the ${client.service} call.`)
+    : new UpstreamError(
+        'TIMEOUT',
+        `${client.service} did not answer within ${timeoutMs} ms. ${adviceFor('TIMEOUT')}`,
+      );
+}
+
+/** Logs a network failure and returns how long to wait before retrying; throws when no retry is allowed. */
+function networkRetryDelay(
+  client: Client,
+  req: UpstreamRequest,
+  error: unknown,
+  attempt: number,
+  deadline: number,
+): number {
+  const reason = redactText(String((error as Error & { cause?: Error }).cause?.message ?? error));
+  client.log.debug(
+    { upstream: client.service, route: req.route, attempt, error: reason },
+    'upstream call failed',
+  );
+  const delay = backoff(client, attempt);
+  if (req.idempotent && attempt <= client.maxRetries && Date.now() + delay < deadline) return delay;
+  throw new UpstreamError(
+    'UPSTREAM_UNAVAILABLE',
+    `${client.service} could not be reached (${reason}). ${adviceFor('UPSTREAM_UNAVAILABLE')}`,
+  );
+}
+
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400 && status !== 304;
+}
+
+/** The next hop of a redirect, or an error when the caller does not accept it. */
+function redirectTarget(
+  client: Client,
+  req: UpstreamRequest,
+  response: Response,
+  url: URL,
+  redirects: number,
+): URL {
+  const location = response.headers.get('location');
+  const target = location ? new URL(location, url) : undefined;
+  if (!target || !req.allowRedirect || redirects >= MAX_REDIRECTS || !req.allowRedirect(target)) {
+    throw new UpstreamError(
+      'UPSTREAM_ERROR',
+      `${client.service} redirected the call (HTTP ${response.status}) to a location that is not allowed; it was not followed. Check the configured base URL.`,
+      { status: response.status },
+    );
+  }
+  return target;
+}
+
+/** What to throw when reading the body failed: the size cap as is, else an abort or a broken answer. */
+function payloadError(
+  client: Client,
+  req: UpstreamRequest,
+  error: unknown,
+  signal: AbortSignal,
+  timeoutMs: number,
+): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (signal.aborted) return abortError(client, req, timeoutMs);
+  return new UpstreamError(
+    'UPSTREAM_UNAVAILABLE',
+    `${client.service} broke off its answer. ${adviceFor('UPSTREAM_UNAVAILABLE')}`,
+  );
+}
+
+function statusError(
+  client: Client,
+  status: number,
+  body: string,
+  headers: Headers,
+): { error: UpstreamError; retry: boolean } {
+  const described = client.describeError?.(status, body, headers) ?? {};
+  const code = described.code ?? codeForStatus(status);
+  const retryAfterS = described.retryAfterS ?? parseRetryAfter(headers.get('retry-after'));
+  const detail = (described.detail ?? body.slice(0, 300)).trim();
+  const wait = retryAfterS === undefined ? '' : ` Retry after ${Math.ceil(retryAfterS)} s.`;
+  const error = new UpstreamError(
+    code,
+    `${client.service} answered HTTP ${status}${detail ? `: ${detail}` : ''}.${wait} ${described.advice ?? adviceFor(code)}`,
+    { status, ...(retryAfterS === undefined ? {} : { retryAfterS }) },
+  );
+  return { error, retry: described.retry !== false && code !== 'QUOTA_EXCEEDED' };
+}
+
+/** How long to wait before retrying a failed status, or undefined when it must be thrown now. */
+function statusRetryDelay(
+  client: Client,
+  req: UpstreamRequest,
+  status: number,
+  failure: { error: UpstreamError; retry: boolean },
+  attempt: number,
+  deadline: number,
+): number | undefined {
+  if (!failure.retry || !req.idempotent || attempt > client.maxRetries || !RETRYABLE.has(status))
+    return undefined;
+  const { retryAfterS } = failure.error;
+  const delay = retryAfterS === undefined ? backoff(client, attempt) : retryAfterS * 1000;
+  return Date.now() + delay < deadline ? delay : undefined;
+}
+
+async function send(client: Client, req: UpstreamRequest): Promise<UpstreamResponse> {
+  const { service, log } = client;
+  const timeoutMs = req.timeoutMs ?? client.timeoutMs;
+  const cap = req.maxResponseBytes ?? client.maxResponseBytes;
+  const deadline = Date.now() + timeoutMs;
+  const signal = AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]);
+  let url = new URL(req.url);
+  let method = req.method;
+  let forcedAuth = false;
+  let redirects = 0;
+  const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  let body = encodeBody(req, headers);
+
+  for (let attempt = 1; ; attempt++) {
+    if (signal.aborted) throw abortError(client, req, timeoutMs);
+    if (req.authorize) headers.authorization = await req.authorize(forcedAuth);
+    const started = performance.now();
+    let response: Response;
+    try {
+      response = await client.fetch(url, {
+        method,
+        headers,
+        ...(body === undefined || method === 'GET' || method === 'HEAD' ? {} : { body }),
+        redirect: 'manual',
+        signal,
+      });
+    } catch (error) {
+      if (signal.aborted) throw abortError(client, req, timeoutMs);
+      await sleep(networkRetryDelay(client, req, error, attempt, deadline), signal).catch(() => {});
+      continue;
+    }
+    const ms = Math.round(performance.now() - started);
+    log.debug(
+      { upstream: service, route: req.route, host: url.host, status: response.status, ms, attempt },
+      'upstream call',
+    );
+
+    if (isRedirect(response.status)) {
+      await response.body?.cancel().catch(() => {});
+      url = redirectTarget(client, req, response, url, redirects);
+      redirects++;
+      attempt--;
+      if (response.status === 303) {
+        method = 'GET';
+        body = undefined;
+      }
+      continue;
+    }
+
+    let payload: Buffer;
+    try {
+      payload = await readCapped(response, cap, service);
+    } catch (error) {
+      throw payloadError(client, req, error, signal, timeoutMs);
+    }
+
+    if (response.status === 401 && req.authorize && !forcedAuth) {
+      forcedAuth = true;
+      attempt--;
+      continue;
+    }
+    if (response.ok || req.acceptStatus?.(response.status)) {
+      return makeResponse(response.status, response.headers, payload, service);
+    }
+    const failure = statusError(client, response.status, payload.toString('utf8'), response.headers);
+    const delay = statusRetryDelay(client, req, response.status, failure, attempt, deadline);
+    if (delay === undefined) throw failure.error;
+    await sleep(delay, signal).catch(() => {});
   }
 }

@@ -22,8 +22,6 @@ const ALLOWED = new Set<string>([
   'gateway/app.ts:createApp',
   'gateway/namespaces/skills/skill-md.ts:lintSkillMarkdown',
   'gateway/server.ts:startGateway',
-  'gateway/upstream/http.ts:createUpstreamHttp',
-  'gateway/upstream/http.ts:request',
 ]);
 
 function sourceFiles(dir: string): string[] {
