@@ -20,7 +20,6 @@ const MAX_LINES = 80;
 /** `file:function` of functions over the limit, each waiting to be split. */
 const ALLOWED = new Set<string>([
   'gateway/app.ts:createApp',
-  'gateway/namespaces/skills/skill-md.ts:lintSkillMarkdown',
   'gateway/server.ts:startGateway',
 ]);
 

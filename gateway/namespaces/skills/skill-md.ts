@@ -234,96 +234,83 @@ function checkAllowedTools(value: unknown, errors: Finding[], warnings: Finding[
   return [];
 }
 
-/**
- * Lints one SKILL.md. `folderName` is the skill's directory (the spec requires `name` to equal
- * it); null when unknown, e.g. text pasted without a source.
- */
-export function lintSkillMarkdown(text: string, folderName: string | null = null): SkillLint {
-  const errors: Finding[] = [];
-  const warnings: Finding[] = [];
-  const { yaml, body } = splitFrontmatter(text);
-  const skill: SkillFields = {
-    name: null,
-    description: null,
-    license: null,
-    compatibility: null,
-    allowed_tools: [],
-    metadata: {},
-  };
-  let frontmatter: Record<string, unknown> | null = null;
-
-  if (yaml === null) {
+/** Parses the frontmatter YAML into a plain mapping; null (with an error in `errors`) when it is not one. */
+function parseFrontmatter(yaml: string, errors: Finding[]): Record<string, unknown> | null {
+  const { isMap, isScalar, parseDocument } = loadYaml();
+  // Aliases are capped so a "billion laughs" document cannot expand without bound.
+  const doc = parseDocument(yaml, { uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0];
+    const line = first?.linePos?.[0]?.line;
     errors.push(
       finding(
         'error',
-        'FRONTMATTER_MISSING',
+        'FRONTMATTER_YAML',
         null,
-        'SKILL.md must start with YAML frontmatter: a `---` line, `name:` and `description:`, then a closing `---` line.',
+        `The frontmatter is not valid YAML${line === undefined ? '' : ` (line ${line + 1} of the file)`}: ${first?.message.split('\n')[0] ?? 'parse error'}. Quote values that contain ": " or start with a special character.`,
       ),
     );
-  } else {
-    const { isMap, isScalar, parseDocument } = loadYaml();
-    // Aliases are capped so a "billion laughs" document cannot expand without bound.
-    const doc = parseDocument(yaml, { uniqueKeys: true, prettyErrors: false });
-    if (doc.errors.length > 0) {
-      const first = doc.errors[0];
-      const line = first?.linePos?.[0]?.line;
+    return null;
+  }
+  if (!isMap(doc.contents)) {
+    errors.push(
+      finding(
+        'error',
+        'FRONTMATTER_NOT_MAP',
+        null,
+        `The frontmatter must be a YAML mapping of keys, got ${isScalar(doc.contents) || doc.contents === null ? 'a single value' : 'a list'}.`,
+      ),
+    );
+    return null;
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 50 });
+  } catch (error) {
+    errors.push(
+      finding(
+        'error',
+        'FRONTMATTER_YAML',
+        null,
+        `The frontmatter cannot be read: ${(error as Error).message}.`,
+      ),
+    );
+  }
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+/** Checks each frontmatter key against the specification and fills `skill` with the usable values. */
+function checkFields(
+  fm: Record<string, unknown>,
+  folderName: string | null,
+  skill: SkillFields,
+  errors: Finding[],
+  warnings: Finding[],
+): void {
+  skill.name = checkName(fm.name, folderName, errors);
+  skill.description = checkDescription(fm.description, errors);
+  skill.license = optionalString('license', fm.license, null, errors);
+  skill.compatibility = optionalString('compatibility', fm.compatibility, COMPATIBILITY_MAX, errors);
+  skill.metadata = checkMetadata(fm.metadata, errors);
+  skill.allowed_tools = checkAllowedTools(fm['allowed-tools'], errors, warnings);
+  for (const key of Object.keys(fm)) {
+    if (!KNOWN_KEYS.includes(key)) {
       errors.push(
         finding(
           'error',
-          'FRONTMATTER_YAML',
-          null,
-          `The frontmatter is not valid YAML${line === undefined ? '' : ` (line ${line + 1} of the file)`}: ${first?.message.split('\n')[0] ?? 'parse error'}. Quote values that contain ": " or start with a special character.`,
+          'UNKNOWN_KEY',
+          key,
+          `"${key.slice(0, 60)}" is not an Agent Skills frontmatter key (${KNOWN_KEYS.join(', ')}); move it under metadata.`,
         ),
       );
-    } else if (!isMap(doc.contents)) {
-      errors.push(
-        finding(
-          'error',
-          'FRONTMATTER_NOT_MAP',
-          null,
-          `The frontmatter must be a YAML mapping of keys, got ${isScalar(doc.contents) || doc.contents === null ? 'a single value' : 'a list'}.`,
-        ),
-      );
-    } else {
-      let value: unknown;
-      try {
-        value = doc.toJS({ maxAliasCount: 50 });
-      } catch (error) {
-        errors.push(
-          finding(
-            'error',
-            'FRONTMATTER_YAML',
-            null,
-            `The frontmatter cannot be read: ${(error as Error).message}.`,
-          ),
-        );
-      }
-      if (value && typeof value === 'object' && !Array.isArray(value)) {
-        frontmatter = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
-        const fm = value as Record<string, unknown>;
-        skill.name = checkName(fm.name, folderName, errors);
-        skill.description = checkDescription(fm.description, errors);
-        skill.license = optionalString('license', fm.license, null, errors);
-        skill.compatibility = optionalString('compatibility', fm.compatibility, COMPATIBILITY_MAX, errors);
-        skill.metadata = checkMetadata(fm.metadata, errors);
-        skill.allowed_tools = checkAllowedTools(fm['allowed-tools'], errors, warnings);
-        for (const key of Object.keys(fm)) {
-          if (!KNOWN_KEYS.includes(key)) {
-            errors.push(
-              finding(
-                'error',
-                'UNKNOWN_KEY',
-                key,
-                `"${key.slice(0, 60)}" is not an Agent Skills frontmatter key (${KNOWN_KEYS.join(', ')}); move it under metadata.`,
-              ),
-            );
-          }
-        }
-      }
     }
   }
+}
 
+/** Warns about an empty body or one over the spec's size advice; returns its line count. */
+function checkBody(body: string, warnings: Finding[]): number {
   const bodyLines = body.length === 0 ? 0 : body.split('\n').length;
   if (body.trim().length === 0) {
     warnings.push(
@@ -352,5 +339,44 @@ export function lintSkillMarkdown(text: string, folderName: string | null = null
       ),
     );
   }
+  return bodyLines;
+}
+
+/**
+ * Lints one SKILL.md. `folderName` is the skill's directory (the spec requires `name` to equal
+ * it); null when unknown, e.g. text pasted without a source.
+ */
+export function lintSkillMarkdown(text: string, folderName: string | null = null): SkillLint {
+  const errors: Finding[] = [];
+  const warnings: Finding[] = [];
+  const { yaml, body } = splitFrontmatter(text);
+  const skill: SkillFields = {
+    name: null,
+    description: null,
+    license: null,
+    compatibility: null,
+    allowed_tools: [],
+    metadata: {},
+  };
+  let frontmatter: Record<string, unknown> | null = null;
+
+  if (yaml === null) {
+    errors.push(
+      finding(
+        'error',
+        'FRONTMATTER_MISSING',
+        null,
+        'SKILL.md must start with YAML frontmatter: a `---` line, `name:` and `description:`, then a closing `---` line.',
+      ),
+    );
+  } else {
+    const fm = parseFrontmatter(yaml, errors);
+    if (fm) {
+      frontmatter = JSON.parse(JSON.stringify(fm)) as Record<string, unknown>;
+      checkFields(fm, folderName, skill, errors, warnings);
+    }
+  }
+
+  const bodyLines = checkBody(body, warnings);
   return { valid: errors.length === 0, skill, frontmatter, body, body_lines: bodyLines, errors, warnings };
 }
