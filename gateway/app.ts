@@ -67,6 +67,20 @@ function errorCodeOfStatus(status: number): string | null {
 let requestCounter = 0;
 const requestIdPrefix = `${process.pid.toString(36)}-${Date.now().toString(36)}`;
 
+/** What the router needs on every request, gathered once when the app is built. */
+interface Router {
+  routes: Map<string, CompiledNamespace>;
+  originAllowed: ReturnType<typeof createOriginPolicy>;
+  tooLargeMessage: string;
+  authenticator: ApiKeyAuthenticator;
+  log: Logger;
+  consolePages: RequestHandler | undefined;
+  access: AccessHooks;
+  rateGate: RateGate | undefined;
+  observer: RequestObserver | undefined;
+  tracer: Tracer | undefined;
+}
+
 /**
  * The whole router. The key check is the first thing every request meets, /healthz alone
  * excepted, so a namespace mounted later is covered without touching this code. Paths are
@@ -85,178 +99,199 @@ export function createApp({
   observer,
   tracer,
 }: AppOptions): RequestHandler {
-  const routes = new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace]));
-  const originAllowed = createOriginPolicy(allowedOrigins);
-  const tooLargeMessage =
-    `The request body is over this gateway's limit of ${maxBodyBytes} bytes (MCP_MAX_BODY_BYTES). ` +
-    'Send less per call: for event_publish, split a large value into several messages or publish a reference (a URL or id) to data stored elsewhere.';
-
-  const handle = async (context: RequestContext): Promise<HttpResponse> => {
-    const { head } = context;
-    if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
-    if (consolePages && (head.path === '/console' || head.path.startsWith('/console/'))) {
-      return consolePages(context);
-    }
-
-    const auth = await authenticator.authenticate(head.headers['x-api-key']);
-    if (!auth.ok) {
-      log.debug(
-        { path: head.path.slice(0, 200), reason: auth.reason, remote: head.clientAddress },
-        'refused',
-      );
-      observer?.refused(
-        {
-          at: Date.now(),
-          namespace: routes.get(head.path)?.definition.name ?? null,
-          method: head.headers['mcp-method']?.slice(0, 100) ?? null,
-          tool: null,
-          knownTool: false,
-          outcome: 'denied',
-          errorCode: `unauthorized_${auth.reason}`,
-          status: 401,
-          keyId: null,
-          ownerId: null,
-          clientAddress: head.clientAddress,
-          peerAddress: head.remoteAddress,
-          seconds: 0,
-          traceId: null,
-        },
-        auth.reason,
-      );
-      return jsonError(401, 'unauthorized', UNAUTHORIZED_MESSAGES[auth.reason]);
-    }
-
-    if (head.path === '/healthz')
-      return jsonError(405, 'method_not_allowed', 'Use GET /healthz.', { allow: 'GET, HEAD' });
-    const namespace = routes.get(head.path);
-    if (!namespace) return jsonError(404, 'not_found', `No route ${head.method} ${head.path.slice(0, 200)}.`);
-
-    const origin = head.headers.origin;
-    if (origin !== undefined && !originAllowed(origin, head.headers.host)) {
-      return jsonError(403, 'forbidden_origin', 'This Origin is not allowed; see MCP_ALLOWED_ORIGINS.');
-    }
-    if (head.method !== 'POST') {
-      return jsonError(
-        405,
-        'method_not_allowed',
-        'This stateless MCP endpoint takes one JSON-RPC message per POST; GET streams and DELETE sessions are not offered.',
-        { allow: 'POST' },
-      );
-    }
-
-    const refusedMedia = checkMediaTypes(head.headers);
-    if (refusedMedia) return refusedMedia;
-    if (!observer && !tracer) return serveMcp(context, namespace, auth, undefined);
-    return observed(context, namespace, auth, observer);
+  const router: Router = {
+    routes: new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace])),
+    originAllowed: createOriginPolicy(allowedOrigins),
+    tooLargeMessage:
+      `The request body is over this gateway's limit of ${maxBodyBytes} bytes (MCP_MAX_BODY_BYTES). ` +
+      'Send less per call: for event_publish, split a large value into several messages or publish a reference (a URL or id) to data stored elsewhere.',
+    authenticator,
+    log,
+    consolePages,
+    access,
+    rateGate,
+    observer,
+    tracer,
   };
+  const handle = (context: RequestContext): Promise<HttpResponse> => routeRequest(router, context);
+  return withCors(handle, allowedOrigins, (path) => router.routes.has(path));
+}
 
-  const observed = async (
-    context: RequestContext,
-    namespace: CompiledNamespace,
-    auth: Admitted,
-    watcher: RequestObserver | undefined,
-  ): Promise<HttpResponse> => {
-    const at = Date.now();
-    const span = tracer ? startRequestSpan(tracer, context.head.headers) : undefined;
-    const spanContext = span?.spanContext();
-    const traceId = spanContext && otelApi().isSpanContextValid(spanContext) ? spanContext.traceId : null;
-    const started = performance.now();
-    const note = emptyNote();
-    // Refusals before the body is read know the call only from 2026-07-28 headers.
-    note.method = context.head.headers['mcp-method']?.slice(0, 100) ?? null;
-    watcher?.started();
-    let status = 500;
-    try {
-      // The span is the active one while the call runs: the IPC link's child spans hang off it.
-      const response = span
-        ? await withActiveSpan(span, () => serveMcp(context, namespace, auth, note))
-        : await serveMcp(context, namespace, auth, note);
-      status = response.status;
-      return response;
-    } finally {
-      const record = {
-        at,
-        namespace: namespace.definition.name,
-        method: note.method,
-        tool: note.tool,
-        knownTool: note.knownTool,
-        outcome: note.outcome ?? outcomeOfStatus(status),
-        errorCode: note.errorCode ?? errorCodeOfStatus(status),
-        status,
-        keyId: auth.apiKeyId,
-        ownerId: auth.ownerId,
-        clientAddress: context.head.clientAddress,
-        peerAddress: context.head.remoteAddress,
-        seconds: (performance.now() - started) / 1000,
-        traceId,
-      };
-      watcher?.finished(record);
-      if (span) endRequestSpan(span, record, context.head.headers['mcp-protocol-version']);
-    }
-  };
+/** Health and console first, then the key check, then the MCP route's own checks. */
+async function routeRequest(router: Router, context: RequestContext): Promise<HttpResponse> {
+  const { head } = context;
+  if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
+  if (router.consolePages && (head.path === '/console' || head.path.startsWith('/console/'))) {
+    return router.consolePages(context);
+  }
 
-  const serveMcp = async (
-    context: RequestContext,
-    namespace: CompiledNamespace,
-    auth: Admitted,
-    note: CallNote | undefined,
-  ): Promise<HttpResponse> => {
-    const { head } = context;
+  const auth = await router.authenticator.authenticate(head.headers['x-api-key']);
+  if (!auth.ok) return refuseKey(router, head, auth.reason);
 
-    // Every authenticated MCP request counts, before anything of it is read or run.
-    if (rateGate) {
-      const limited = await rateGate.check(auth.apiKeyId, auth.limits, namespace.definition.name);
-      if (limited) return limited;
-    }
+  if (head.path === '/healthz')
+    return jsonError(405, 'method_not_allowed', 'Use GET /healthz.', { allow: 'GET, HEAD' });
+  const namespace = router.routes.get(head.path);
+  if (!namespace) return jsonError(404, 'not_found', `No route ${head.method} ${head.path.slice(0, 200)}.`);
 
-    const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes, limits: auth.limits };
-    // A 2026-07-28 request names its call in headers: a key that may not make it is refused
-    // here, before its body is read. Allowing it is provisional until the body agrees.
-    let allowedFromHeaders: CallDescription | undefined;
-    if (access.authorizeCall) {
-      const route = routeFromHeaders(head.headers);
-      if (route) {
-        const call = { namespace: namespace.definition.name, ...route };
-        const refusal = access.authorizeCall(caller, call);
-        if (refusal) {
-          log.debug({ apiKeyId: caller.apiKeyId, ...call }, 'call refused from headers');
-          if (note) {
-            note.outcome = 'denied';
-            note.errorCode = 'forbidden';
-            note.tool = route.toolName?.slice(0, 100) ?? null;
-            note.knownTool = note.tool !== null && namespace.tools.has(note.tool);
-          }
-          return refusalResponse(refusal);
+  const origin = head.headers.origin;
+  if (origin !== undefined && !router.originAllowed(origin, head.headers.host)) {
+    return jsonError(403, 'forbidden_origin', 'This Origin is not allowed; see MCP_ALLOWED_ORIGINS.');
+  }
+  if (head.method !== 'POST') {
+    return jsonError(
+      405,
+      'method_not_allowed',
+      'This stateless MCP endpoint takes one JSON-RPC message per POST; GET streams and DELETE sessions are not offered.',
+      { allow: 'POST' },
+    );
+  }
+
+  const refusedMedia = checkMediaTypes(head.headers);
+  if (refusedMedia) return refusedMedia;
+  if (!router.observer && !router.tracer) return serveMcp(router, context, namespace, auth, undefined);
+  return observed(router, context, namespace, auth, router.observer);
+}
+
+/** Logs and reports a request whose key was refused, and answers 401. */
+function refuseKey(
+  router: Router,
+  head: RequestContext['head'],
+  reason: Exclude<AuthOutcome, { ok: true }>['reason'],
+): HttpResponse {
+  router.log.debug({ path: head.path.slice(0, 200), reason, remote: head.clientAddress }, 'refused');
+  router.observer?.refused(
+    {
+      at: Date.now(),
+      namespace: router.routes.get(head.path)?.definition.name ?? null,
+      method: head.headers['mcp-method']?.slice(0, 100) ?? null,
+      tool: null,
+      knownTool: false,
+      outcome: 'denied',
+      errorCode: `unauthorized_${reason}`,
+      status: 401,
+      keyId: null,
+      ownerId: null,
+      clientAddress: head.clientAddress,
+      peerAddress: head.remoteAddress,
+      seconds: 0,
+      traceId: null,
+    },
+    reason,
+  );
+  return jsonError(401, 'unauthorized', UNAUTHORIZED_MESSAGES[reason]);
+}
+
+/** Serves an MCP call inside a span and reports it to the observer when it ends. */
+async function observed(
+  router: Router,
+  context: RequestContext,
+  namespace: CompiledNamespace,
+  auth: Admitted,
+  watcher: RequestObserver | undefined,
+): Promise<HttpResponse> {
+  const { tracer } = router;
+  const at = Date.now();
+  const span = tracer ? startRequestSpan(tracer, context.head.headers) : undefined;
+  const spanContext = span?.spanContext();
+  const traceId = spanContext && otelApi().isSpanContextValid(spanContext) ? spanContext.traceId : null;
+  const started = performance.now();
+  const note = emptyNote();
+  // Refusals before the body is read know the call only from 2026-07-28 headers.
+  note.method = context.head.headers['mcp-method']?.slice(0, 100) ?? null;
+  watcher?.started();
+  let status = 500;
+  try {
+    // The span is the active one while the call runs: the IPC link's child spans hang off it.
+    const response = span
+      ? await withActiveSpan(span, () => serveMcp(router, context, namespace, auth, note))
+      : await serveMcp(router, context, namespace, auth, note);
+    status = response.status;
+    return response;
+  } finally {
+    const record = {
+      at,
+      namespace: namespace.definition.name,
+      method: note.method,
+      tool: note.tool,
+      knownTool: note.knownTool,
+      outcome: note.outcome ?? outcomeOfStatus(status),
+      errorCode: note.errorCode ?? errorCodeOfStatus(status),
+      status,
+      keyId: auth.apiKeyId,
+      ownerId: auth.ownerId,
+      clientAddress: context.head.clientAddress,
+      peerAddress: context.head.remoteAddress,
+      seconds: (performance.now() - started) / 1000,
+      traceId,
+    };
+    watcher?.finished(record);
+    if (span) endRequestSpan(span, record, context.head.headers['mcp-protocol-version']);
+  }
+}
+
+/** Rate limit, header-level access check, body read and checks, then the MCP call itself. */
+async function serveMcp(
+  router: Router,
+  context: RequestContext,
+  namespace: CompiledNamespace,
+  auth: Admitted,
+  note: CallNote | undefined,
+): Promise<HttpResponse> {
+  const { head } = context;
+  const { access, log } = router;
+
+  // Every authenticated MCP request counts, before anything of it is read or run.
+  if (router.rateGate) {
+    const limited = await router.rateGate.check(auth.apiKeyId, auth.limits, namespace.definition.name);
+    if (limited) return limited;
+  }
+
+  const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes, limits: auth.limits };
+  // A 2026-07-28 request names its call in headers: a key that may not make it is refused
+  // here, before its body is read. Allowing it is provisional until the body agrees.
+  let allowedFromHeaders: CallDescription | undefined;
+  if (access.authorizeCall) {
+    const route = routeFromHeaders(head.headers);
+    if (route) {
+      const call = { namespace: namespace.definition.name, ...route };
+      const refusal = access.authorizeCall(caller, call);
+      if (refusal) {
+        log.debug({ apiKeyId: caller.apiKeyId, ...call }, 'call refused from headers');
+        if (note) {
+          note.outcome = 'denied';
+          note.errorCode = 'forbidden';
+          note.tool = route.toolName?.slice(0, 100) ?? null;
+          note.knownTool = note.tool !== null && namespace.tools.has(note.tool);
         }
-        allowedFromHeaders = call;
+        return refusalResponse(refusal);
       }
+      allowedFromHeaders = call;
     }
+  }
 
-    const body = await context.readBody();
-    if (!body.ok) {
-      if (body.reason === 'too-large') {
-        return jsonError(413, 'payload_too_large', tooLargeMessage, { connection: 'close' });
-      }
-      return { status: 400 };
+  const body = await context.readBody();
+  if (!body.ok) {
+    if (body.reason === 'too-large') {
+      return jsonError(413, 'payload_too_large', router.tooLargeMessage, { connection: 'close' });
     }
+    return { status: 400 };
+  }
 
-    const notText = checkUnicode(body.body);
-    if (notText) return notText;
+  const notText = checkUnicode(body.body);
+  if (notText) return notText;
 
-    requestCounter += 1;
-    const requestId = `${requestIdPrefix}-${requestCounter.toString(36)}`;
-    return handleMcpPost({
-      namespace,
-      body: body.body,
-      headers: head.headers,
-      caller,
-      abortSignal: () => context.signal,
-      requestId,
-      log,
-      access,
-      ...(allowedFromHeaders ? { allowedFromHeaders } : {}),
-      ...(note ? { note } : {}),
-    });
-  };
-  return withCors(handle, allowedOrigins, (path) => routes.has(path));
+  requestCounter += 1;
+  const requestId = `${requestIdPrefix}-${requestCounter.toString(36)}`;
+  return handleMcpPost({
+    namespace,
+    body: body.body,
+    headers: head.headers,
+    caller,
+    abortSignal: () => context.signal,
+    requestId,
+    log,
+    access,
+    ...(allowedFromHeaders ? { allowedFromHeaders } : {}),
+    ...(note ? { note } : {}),
+  });
 }
