@@ -9,13 +9,14 @@ import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
 import { clientAddressRule, withClientAddress } from './http/client-address.ts';
 import { drainable } from './http/drain.ts';
+import type { RequestHandler } from './http/engine.ts';
 import { selectEngine } from './http/select-engine.ts';
 import { meterTools } from './limits/quotas.ts';
 import { type LimitObserver, RateGate } from './limits/rate-gate.ts';
 import { RedisRateStore } from './limits/redis-store.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 import type { AccessHooks } from './mcp/access.ts';
-import { compileNamespace } from './mcp/namespace.ts';
+import { type CompiledNamespace, compileNamespace } from './mcp/namespace.ts';
 import { guardToolArguments, scopeAccess } from './mcp/scope-access.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
 import { type AnyNamespace, mountNamespaces, namespaceHealthChecks } from './namespaces/registry.ts';
@@ -92,6 +93,88 @@ function requestObserver(
 /** The SQLite file holding accounts, sessions and keys (unless DATABASE_URL moves them to Postgres). */
 export const keyStorePath = stateStorePath;
 
+type StateStore = Awaited<ReturnType<typeof openStateStore>>;
+
+/** The per-key rate gate over this process's limit table, sharing counts through Redis when RATE_LIMIT_REDIS_URL is set. */
+function createRateGate(
+  config: GatewayConfig,
+  log: Logger,
+  table: ReturnType<typeof processLimitTable>,
+  observeLimits: LimitObserver | undefined,
+): RateGate {
+  return new RateGate({
+    table,
+    defaultPolicy: config.rateLimitDefault,
+    ...(config.RATE_LIMIT_REDIS_URL ? { remote: new RedisRateStore(config.RATE_LIMIT_REDIS_URL) } : {}),
+    onStoreError: config.RATE_LIMIT_ON_STORE_ERROR,
+    threads: config.GATEWAY_THREADS,
+    log,
+    ...(observeLimits ? { observe: observeLimits } : {}),
+  });
+}
+
+/** Wraps each mounted namespace in its quota meter and argument guard, then compiles it for routing. */
+function compileMounted(
+  mounted: ReturnType<typeof mountNamespaces>,
+  store: StateStore,
+  table: ReturnType<typeof processLimitTable>,
+  observeLimits: LimitObserver | undefined,
+): CompiledNamespace[] {
+  return (
+    mounted
+      // Scopes are checked first, so a call the key may not make never spends its quota.
+      .map((definition) =>
+        meterTools(definition, { store, table, ...(observeLimits ? { observe: observeLimits } : {}) }),
+      )
+      .map(guardToolArguments)
+      .map(compileNamespace)
+  );
+}
+
+/** The /console pages when CONSOLE_ENABLED, with their own sign-in throttling. */
+function consolePagesFor(
+  config: GatewayConfig,
+  store: StateStore,
+  log: Logger,
+  names: string[],
+): RequestHandler | undefined {
+  if (!config.CONSOLE_ENABLED) return undefined;
+  return createConsole({
+    store,
+    signIn: new SignInService(store, {
+      maxFailures: config.SIGNIN_MAX_FAILURES,
+      lockoutMs: config.SIGNIN_LOCKOUT_MS,
+      attemptsPerWindow: config.SIGNIN_ATTEMPTS_PER_MINUTE,
+      windowMs: 60_000,
+    }),
+    namespaces: names,
+    log,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    fallbackBaseUrl: `http://${config.HOST}:${config.PORT}`,
+    sessionTtlMs: config.CONSOLE_SESSION_TTL_MS,
+    selfRegistration: config.CONSOLE_SELF_REGISTRATION,
+    oidc: oidcSettings(config),
+  });
+}
+
+/** What readiness probes: the state store, the broker-worker link, Redis when set, and each namespace's own checks. */
+function readinessChecks(
+  store: StateStore,
+  broker: BrokerCalls,
+  rateGate: RateGate,
+  mounted: ReturnType<typeof mountNamespaces>,
+): Record<string, ReadinessCheck> {
+  const checks: Record<string, ReadinessCheck> = {
+    // A real query: a closed handle, a lost Postgres or a vanished file all fail it.
+    state_store: () => store.keyById('readiness-probe'),
+    broker_worker: () => broker.call('status', {}, { timeoutMs: 1000 }),
+  };
+  const redisCheck = rateGate.storeCheck();
+  if (redisCheck) checks.redis = redisCheck;
+  Object.assign(checks, namespaceHealthChecks(mounted));
+  return checks;
+}
+
 export async function startGateway({
   config,
   log,
@@ -108,15 +191,7 @@ export async function startGateway({
   const observeLimits = observeLimitsHook ?? metrics?.observeLimits;
   const store = await openStateStore(config);
   const limitTable = processLimitTable();
-  const rateGate = new RateGate({
-    table: limitTable,
-    defaultPolicy: config.rateLimitDefault,
-    ...(config.RATE_LIMIT_REDIS_URL ? { remote: new RedisRateStore(config.RATE_LIMIT_REDIS_URL) } : {}),
-    onStoreError: config.RATE_LIMIT_ON_STORE_ERROR,
-    threads: config.GATEWAY_THREADS,
-    log,
-    ...(observeLimits ? { observe: observeLimits } : {}),
-  });
+  const rateGate = createRateGate(config, log, limitTable, observeLimits);
   const authenticator = new ApiKeyAuthenticator(store, {
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
@@ -131,35 +206,9 @@ export async function startGateway({
     },
     contracts,
   );
-  const namespaces = mounted
-    // Scopes are checked first, so a call the key may not make never spends its quota.
-    .map((definition) =>
-      meterTools(definition, {
-        store,
-        table: limitTable,
-        ...(observeLimits ? { observe: observeLimits } : {}),
-      }),
-    )
-    .map(guardToolArguments)
-    .map(compileNamespace);
-  const consolePages = config.CONSOLE_ENABLED
-    ? createConsole({
-        store,
-        signIn: new SignInService(store, {
-          maxFailures: config.SIGNIN_MAX_FAILURES,
-          lockoutMs: config.SIGNIN_LOCKOUT_MS,
-          attemptsPerWindow: config.SIGNIN_ATTEMPTS_PER_MINUTE,
-          windowMs: 60_000,
-        }),
-        namespaces: namespaces.map((namespace) => namespace.definition.name),
-        log,
-        publicBaseUrl: config.PUBLIC_BASE_URL,
-        fallbackBaseUrl: `http://${config.HOST}:${config.PORT}`,
-        sessionTtlMs: config.CONSOLE_SESSION_TTL_MS,
-        selfRegistration: config.CONSOLE_SELF_REGISTRATION,
-        oidc: oidcSettings(config),
-      })
-    : undefined;
+  const namespaces = compileMounted(mounted, store, limitTable, observeLimits);
+  const names = namespaces.map((namespace) => namespace.definition.name);
+  const consolePages = consolePagesFor(config, store, log, names);
   const observer = requestObserver(metrics, audit);
   const handler = createApp({
     authenticator,
@@ -181,16 +230,8 @@ export async function startGateway({
     { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES, sharedPort },
     requests.handler,
   );
-  const names = namespaces.map((namespace) => namespace.definition.name);
   let draining = false;
-  const checks: Record<string, ReadinessCheck> = {
-    // A real query: a closed handle, a lost Postgres or a vanished file all fail it.
-    state_store: () => store.keyById('readiness-probe'),
-    broker_worker: () => broker.call('status', {}, { timeoutMs: 1000 }),
-  };
-  const redisCheck = rateGate.storeCheck();
-  if (redisCheck) checks.redis = redisCheck;
-  Object.assign(checks, namespaceHealthChecks(mounted));
+  const checks = readinessChecks(store, broker, rateGate, mounted);
   log.info(
     {
       engine: engine.name,

@@ -18,7 +18,7 @@ const ROOTS = ['gateway', 'broker-worker', 'shared'];
 const MAX_LINES = 80;
 
 /** `file:function` of functions over the limit, each waiting to be split. */
-const ALLOWED = new Set<string>(['gateway/server.ts:startGateway']);
+const ALLOWED = new Set<string>([]);
 
 function sourceFiles(dir: string): string[] {
   const found: string[] = [];
