@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../../config.ts';
+import { parseSettings } from '../../mcp/namespace-mount.ts';
 import type { RankSettings } from './ranking.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -100,13 +101,8 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
  * the same schema through the namespace contract, which mounts the namespace and refuses its tools.
  */
 export function loadMemorySettings(env: Readonly<Record<string, string | undefined>>): MemorySettings {
-  const cleaned = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== '' && value !== undefined),
-  );
-  const parsed = memorySettings.safeParse(cleaned);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  const { settings, problems } = parseSettings(memorySettings, env);
+  if (problems.length > 0 || !settings)
     throw new ConfigError(`invalid memory configuration: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return settings;
 }
