@@ -16,31 +16,22 @@ export interface CuratedSkill {
   tags: string[];
 }
 
-function anthropic(name: string, description: string, tags: string[], license: string | null = 'Apache-2.0') {
-  return {
+/** Skills kept as skills/<name> on the main branch of one repository, under one licence unless said otherwise. */
+function skillsIn(owner: string, repo: string, repoLicense: string | null) {
+  return (name: string, description: string, tags: string[], license = repoLicense): CuratedSkill => ({
     name,
     description,
-    owner: 'anthropics',
-    repo: 'skills',
+    owner,
+    repo,
     path: `skills/${name}`,
     ref: 'main',
     license,
     tags,
-  };
+  });
 }
 
-function superpowers(name: string, description: string, tags: string[]) {
-  return {
-    name,
-    description,
-    owner: 'obra',
-    repo: 'superpowers',
-    path: `skills/${name}`,
-    ref: 'main',
-    license: 'MIT',
-    tags,
-  };
-}
+const anthropic = skillsIn('anthropics', 'skills', 'Apache-2.0');
+const superpowers = skillsIn('obra', 'superpowers', 'MIT');
 
 export const CURATED_SKILLS: readonly CuratedSkill[] = [
   // The document skills are source-available under their own terms, not Apache-2.0: licence left

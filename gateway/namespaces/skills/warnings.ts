@@ -34,60 +34,50 @@ function few(items: string[]): string[] {
   return items.slice(0, 5).map((item) => item.slice(0, 120));
 }
 
+function matches(body: string, pattern: RegExp): string[] {
+  return [...body.matchAll(pattern)].map((match) => match[0]);
+}
+
 export function safetyWarnings(
   body: string,
   allowedTools: string[],
   files: FileForWarnings[],
 ): SafetyWarning[] {
   const warnings: SafetyWarning[] = [];
-  const scripts = files.filter(
-    (file) => file.path.split('/').includes('scripts') || SCRIPT_EXTENSIONS.test(file.path),
+  // A warning stands only when something was found; its examples are a few of what was.
+  const warn = (code: SafetyWarning['code'], found: string[], message: string) => {
+    if (found.length > 0) warnings.push({ code, message, examples: few(found) });
+  };
+  const scripts = files
+    .filter((file) => file.path.split('/').includes('scripts') || SCRIPT_EXTENSIONS.test(file.path))
+    .map((file) => file.path);
+  warn(
+    'SCRIPTS_PRESENT',
+    scripts,
+    `${scripts.length} file(s) are scripts or programs. Read them before letting an agent run them; this gateway never runs them.`,
   );
-  if (scripts.length > 0) {
-    warnings.push({
-      code: 'SCRIPTS_PRESENT',
-      message: `${scripts.length} file(s) are scripts or programs. Read them before letting an agent run them; this gateway never runs them.`,
-      examples: few(scripts.map((file) => file.path)),
-    });
-  }
-  const executables = files.filter((file) => file.mode === '100755');
-  if (executables.length > 0) {
-    warnings.push({
-      code: 'EXECUTABLE_FILES',
-      message: `${executables.length} file(s) are marked executable in git.`,
-      examples: few(executables.map((file) => file.path)),
-    });
-  }
-  if (allowedTools.length > 0) {
-    warnings.push({
-      code: 'ALLOWED_TOOLS',
-      message: `The skill asks for pre-approved tools (allowed-tools): ${allowedTools.join(' ').slice(0, 200)}. An agent honouring it runs these without asking.`,
-      examples: few(allowedTools),
-    });
-  }
-  const fences = [...body.matchAll(SHELL_FENCE)].map((match) => match[0].trim());
-  if (fences.length > 0) {
-    warnings.push({
-      code: 'SHELL_SNIPPETS',
-      message: `The instructions contain ${fences.length} shell code block(s) an agent may be told to run.`,
-      examples: few(fences),
-    });
-  }
-  const pipes = [...body.matchAll(PIPE_TO_SHELL)].map((match) => match[0]);
-  if (pipes.length > 0) {
-    warnings.push({
-      code: 'PIPE_TO_SHELL',
-      message: 'The instructions pipe a download straight into a shell: that runs code nobody has read.',
-      examples: few(pipes),
-    });
-  }
-  const dynamic = [...body.matchAll(DYNAMIC_COMMAND)].map((match) => match[0]);
-  if (dynamic.length > 0) {
-    warnings.push({
-      code: 'DYNAMIC_COMMAND',
-      message: 'The instructions contain !`command` lines, which some agents run before reading the skill.',
-      examples: few(dynamic),
-    });
-  }
+  const executables = files.filter((file) => file.mode === '100755').map((file) => file.path);
+  warn('EXECUTABLE_FILES', executables, `${executables.length} file(s) are marked executable in git.`);
+  warn(
+    'ALLOWED_TOOLS',
+    allowedTools,
+    `The skill asks for pre-approved tools (allowed-tools): ${allowedTools.join(' ').slice(0, 200)}. An agent honouring it runs these without asking.`,
+  );
+  const fences = matches(body, SHELL_FENCE).map((fence) => fence.trim());
+  warn(
+    'SHELL_SNIPPETS',
+    fences,
+    `The instructions contain ${fences.length} shell code block(s) an agent may be told to run.`,
+  );
+  warn(
+    'PIPE_TO_SHELL',
+    matches(body, PIPE_TO_SHELL),
+    'The instructions pipe a download straight into a shell: that runs code nobody has read.',
+  );
+  warn(
+    'DYNAMIC_COMMAND',
+    matches(body, DYNAMIC_COMMAND),
+    'The instructions contain !`command` lines, which some agents run before reading the skill.',
+  );
   return warnings;
 }
