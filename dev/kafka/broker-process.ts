@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalKafkaError, quoteOutput, tailLines } from './errors.ts';
 import { execTool } from './exec.ts';
 import type { BrokerFiles } from './files.ts';
@@ -102,26 +103,34 @@ export function spawnWatchdog(parentPid: number, brokerPid: number): ChildProces
 }
 
 /** Resolves once the process is gone; for our own child the 'exit' event also reaps the zombie. */
-export function waitForExit(pid: number, timeoutMs: number, child?: ChildProcess): Promise<boolean> {
+export async function waitForExit(pid: number, timeoutMs: number, child?: ChildProcess): Promise<boolean> {
+  if (child ? child.exitCode !== null || child.signalCode !== null : !isAlive(pid)) return true;
+  // Whichever ends first, the timeout or the wait, aborting stops the other.
+  const stop = new AbortController();
+  const timedOut = sleep(timeoutMs, false, { signal: stop.signal }).catch(() => false);
+  const gone = child ? exitOf(child, stop.signal) : pidGone(pid, stop.signal);
+  try {
+    return await Promise.race([gone, timedOut]);
+  } finally {
+    stop.abort();
+  }
+}
+
+function exitOf(child: ChildProcess, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
-    if (child && (child.exitCode !== null || child.signalCode !== null)) return resolve(true);
-    if (!child && !isAlive(pid)) return resolve(true);
-    let done = false;
-    const finish = (exited: boolean) => {
-      if (done) return;
-      done = true;
-      clearInterval(poll);
-      clearTimeout(timer);
-      child?.off('exit', onExit);
-      resolve(exited);
-    };
-    const onExit = () => finish(true);
-    child?.on('exit', onExit);
-    const poll = setInterval(() => {
-      if (!child && !isAlive(pid)) finish(true);
-    }, 100);
-    const timer = setTimeout(() => finish(false), timeoutMs);
+    const onExit = () => resolve(true);
+    child.once('exit', onExit);
+    signal.addEventListener('abort', () => child.off('exit', onExit), { once: true });
   });
+}
+
+/** Another process's pid gives no event: look every 100 ms. */
+async function pidGone(pid: number, signal: AbortSignal): Promise<boolean> {
+  while (!signal.aborted) {
+    await sleep(100, undefined, { signal }).catch(() => {});
+    if (!isAlive(pid)) return true;
+  }
+  return false;
 }
 
 export const GRACEFUL_STOP_MS = 30_000;
