@@ -10,10 +10,10 @@
  */
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { lazyRequire } from '../shared/lazy-require.ts';
+import { metricMaker } from '../shared/metrics.ts';
 
 const promClient = lazyRequire<typeof import('prom-client')>('prom-client');
 
-const BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 /** Bounds what a worker that is never scraped keeps: about 100 KiB. */
 const PENDING_MAX = 4096;
 
@@ -27,42 +27,33 @@ class LoadedMetrics {
   private readonly pollSeconds: Histogram;
 
   constructor(queueDepth: () => number) {
-    const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
-    this.registry = new Registry();
-    const registers = [this.registry];
-    this.publishes = new Counter({
-      name: 'mcp_broker_publish_total',
-      help: 'Publish calls the broker worker answered, by outcome (ok or the IPC error code)',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.publishSeconds = new Histogram({
-      name: 'mcp_broker_publish_duration_seconds',
-      help: 'Time the broker worker took to answer a publish call',
-      buckets: BUCKETS,
-      registers,
-    });
-    this.polls = new Counter({
-      name: 'mcp_broker_polls_total',
-      help: 'Consume (poll) calls the broker worker answered, by outcome (ok or the IPC error code)',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.pollSeconds = new Histogram({
-      name: 'mcp_broker_poll_duration_seconds',
-      help: 'Time the broker worker took to answer a poll, its wait for messages included',
-      buckets: BUCKETS,
-      registers,
-    });
-    new Gauge({
-      name: 'mcp_broker_ipc_queue_depth',
-      help: 'IPC calls received by the broker worker and not yet answered',
-      registers,
-      collect() {
-        this.set(queueDepth());
-      },
-    });
-    collectDefaultMetrics({ register: this.registry, prefix: 'broker_worker_' });
+    const prom = promClient();
+    this.registry = new prom.Registry();
+    const make = metricMaker(prom, this.registry);
+    this.publishes = make.counter(
+      'mcp_broker_publish_total',
+      'Publish calls the broker worker answered, by outcome (ok or the IPC error code)',
+      ['outcome'],
+    );
+    this.publishSeconds = make.histogram(
+      'mcp_broker_publish_duration_seconds',
+      'Time the broker worker took to answer a publish call',
+    );
+    this.polls = make.counter(
+      'mcp_broker_polls_total',
+      'Consume (poll) calls the broker worker answered, by outcome (ok or the IPC error code)',
+      ['outcome'],
+    );
+    this.pollSeconds = make.histogram(
+      'mcp_broker_poll_duration_seconds',
+      'Time the broker worker took to answer a poll, its wait for messages included',
+    );
+    make.gauge(
+      'mcp_broker_ipc_queue_depth',
+      'IPC calls received by the broker worker and not yet answered',
+      queueDepth,
+    );
+    prom.collectDefaultMetrics({ register: this.registry, prefix: 'broker_worker_' });
   }
 
   observe([method, outcome, seconds]: Observation): void {

@@ -5,6 +5,7 @@
  * namespaces and tools come from the registry, methods from a fixed list, never a key id.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { metricMaker } from '../../shared/metrics.ts';
 import type { LimitEvent } from '../limits/rate-gate.ts';
 
 /** What a request ended as; also the audit trail's `outcome` (tool errors are `error`). */
@@ -48,56 +49,43 @@ export class GatewayMetrics {
 
   /** `processMetrics` in one thread only: process_* values are the whole process's, summing them would double them. */
   constructor(options: { processMetrics: boolean }) {
-    const registers = [this.registry];
-    this.requests = new Counter({
-      name: 'mcp_requests_total',
-      help: 'MCP requests on /{namespace}/mcp by JSON-RPC method, tool (or unknown) and outcome',
-      labelNames: ['namespace', 'method', 'tool', 'status'],
-      registers,
-    });
-    this.duration = new Histogram({
-      name: 'mcp_request_duration_seconds',
-      help: 'Time from routing an MCP request to its answer',
-      labelNames: ['namespace', 'method'],
-      // The MCP semantic conventions' buckets: long polls last up to minutes.
-      buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
-      registers,
-    });
-    this.authFailures = new Counter({
-      name: 'mcp_auth_failures_total',
-      help: 'Requests refused by the API-key check, by reason',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.rateLimited = new Counter({
-      name: 'mcp_rate_limited_total',
-      help: 'Requests refused with 429 by a per-key rate limit',
-      labelNames: ['namespace'],
-      registers,
-    });
-    this.quotaExceeded = new Counter({
-      name: 'mcp_quota_exceeded_total',
-      help: 'Tool calls refused because a daily quota was used up',
-      labelNames: ['namespace', 'quota'],
-      registers,
-    });
-    this.pollsRefused = new Counter({
-      name: 'mcp_polls_refused_total',
-      help: 'Long polls refused by a per-key cap on concurrent polls',
-      labelNames: ['namespace'],
-      registers,
-    });
-    this.storeFallbacks = new Counter({
-      name: 'mcp_rate_limit_store_errors_total',
-      help: 'Rate-limit checks made while RATE_LIMIT_REDIS_URL was unreachable (refused: answered 503)',
-      labelNames: ['refused'],
-      registers,
-    });
-    this.inflight = new Gauge({
-      name: 'mcp_inflight_requests',
-      help: 'MCP requests being answered now',
-      registers,
-    });
+    const make = metricMaker({ Counter, Gauge, Histogram }, this.registry);
+    this.requests = make.counter(
+      'mcp_requests_total',
+      'MCP requests on /{namespace}/mcp by JSON-RPC method, tool (or unknown) and outcome',
+      ['namespace', 'method', 'tool', 'status'],
+    );
+    this.duration = make.histogram(
+      'mcp_request_duration_seconds',
+      'Time from routing an MCP request to its answer',
+      ['namespace', 'method'],
+    );
+    this.authFailures = make.counter(
+      'mcp_auth_failures_total',
+      'Requests refused by the API-key check, by reason',
+      ['reason'],
+    );
+    this.rateLimited = make.counter(
+      'mcp_rate_limited_total',
+      'Requests refused with 429 by a per-key rate limit',
+      ['namespace'],
+    );
+    this.quotaExceeded = make.counter(
+      'mcp_quota_exceeded_total',
+      'Tool calls refused because a daily quota was used up',
+      ['namespace', 'quota'],
+    );
+    this.pollsRefused = make.counter(
+      'mcp_polls_refused_total',
+      'Long polls refused by a per-key cap on concurrent polls',
+      ['namespace'],
+    );
+    this.storeFallbacks = make.counter(
+      'mcp_rate_limit_store_errors_total',
+      'Rate-limit checks made while RATE_LIMIT_REDIS_URL was unreachable (refused: answered 503)',
+      ['refused'],
+    );
+    this.inflight = make.gauge('mcp_inflight_requests', 'MCP requests being answered now');
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
