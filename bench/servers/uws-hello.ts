@@ -4,6 +4,7 @@
  * bench); without it the body is the gateway's tools/list answer for BENCH_ERA.
  */
 import { readFileSync } from 'node:fs';
+import { wholeBody } from '../../gateway/http/engine.ts';
 import { loadUws } from '../../gateway/http/uws-loader.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
 import { mountNamespace } from '../../gateway/mcp/namespace-mount.ts';
@@ -15,7 +16,7 @@ function toolsListBody(): Buffer {
   const unused = { call: () => Promise.reject(new Error('unused')) };
   const namespace = compileNamespace(mountNamespace(eventNamespace, {}, { broker: unused }));
   const wire = process.env.BENCH_ERA === 'modern' ? namespace.modern : namespace.legacy;
-  return Buffer.from(wire.toolsList(1, undefined).body ?? '');
+  return Buffer.from(wholeBody(wire.toolsList(1, undefined).body));
 }
 
 const { loaded, failures } = loadUws();

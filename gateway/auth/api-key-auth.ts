@@ -46,6 +46,7 @@ interface Admitted {
 }
 
 export class ApiKeyAuthenticator {
+  /** Keyed by the presented key string (see authenticate); refusals by the key's hash. */
   private readonly admitted: BoundedTtlCache<Admitted>;
   private readonly refused: BoundedTtlCache<Exclude<RefusalReason, 'missing' | 'malformed'>>;
   private readonly lastTouched = new Map<string, number>();
@@ -62,10 +63,14 @@ export class ApiKeyAuthenticator {
 
   async authenticate(headerValue: string | undefined): Promise<AuthOutcome> {
     if (headerValue === undefined || headerValue.trim() === '') return { ok: false, reason: 'missing' };
+    // An admitted key is found by the string presented, so a cached request hashes nothing
+    // (SHA-256 was 7-10% of a tools/list). The string stays only as long as its verdict
+    // (positiveTtlMs, the revocation bound), is never logged, and refused strings are kept
+    // by hash only. A malformed string never matches: only well-formed keys are admitted.
+    const cached = this.admitted.get(headerValue);
+    if (cached !== undefined) return this.admit(cached);
     if (!isWellFormedApiKey(headerValue)) return { ok: false, reason: 'malformed' };
     const cacheKey = hashApiKey(headerValue).toString('base64');
-    const cached = this.admitted.get(cacheKey);
-    if (cached !== undefined) return this.admit(cached);
     const cachedRefusal = this.refused.get(cacheKey);
     if (cachedRefusal) return { ok: false, reason: cachedRefusal };
 
@@ -89,7 +94,7 @@ export class ApiKeyAuthenticator {
       expiresAtMs: found.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(found.expiresAt),
       graceEndsAtMs: found.graceUntil === undefined ? Number.POSITIVE_INFINITY : Date.parse(found.graceUntil),
     };
-    this.admitted.set(cacheKey, admitted);
+    this.admitted.set(headerValue, admitted);
     return this.admit(admitted);
   }
 

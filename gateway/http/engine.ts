@@ -22,10 +22,17 @@ export interface RequestHead {
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
 
+/**
+ * A body already encoded in pieces, written in order with its length known up front: a
+ * large pre-encoded answer goes out around its request id without being copied into a new
+ * buffer per request.
+ */
+export type BodyPieces = readonly Buffer[];
+
 export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
-  body?: string | Buffer;
+  body?: string | Buffer | BodyPieces;
   /**
    * Called exactly once by the engine: `true` once the whole response was handed to the
    * client's socket, `false` if the client was gone or the write failed. Group polls
@@ -116,4 +123,21 @@ export const STATUS_TEXT: Record<number, string> = {
 
 export function statusLine(status: number): string {
   return STATUS_TEXT[status] ?? String(status);
+}
+
+/** The body's length in bytes. */
+export function bodyLength(body: HttpResponse['body']): number {
+  if (body === undefined) return 0;
+  if (typeof body === 'string') return Buffer.byteLength(body);
+  if (Buffer.isBuffer(body)) return body.length;
+  let length = 0;
+  for (const piece of body) length += piece.length;
+  return length;
+}
+
+/** The body as one buffer or string, for the paths that write it whole (HEAD, lingering, tests). */
+export function wholeBody(body: HttpResponse['body']): string | Buffer {
+  if (body === undefined) return '';
+  if (typeof body === 'string' || Buffer.isBuffer(body)) return body;
+  return Buffer.concat(body);
 }

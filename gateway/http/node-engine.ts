@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import {
   type BodyResult,
+  bodyLength,
   type HttpEngine,
   type HttpResponse,
   LINGER,
@@ -95,14 +96,22 @@ function send(req: IncomingMessage, res: ServerResponse, response: HttpResponse)
   const body = response.body ?? '';
   const headers: Record<string, string | number> = {
     ...response.headers,
-    'content-length': Buffer.byteLength(body),
+    'content-length': bodyLength(body),
   };
   if (!req.complete) {
     headers.connection = 'close';
     lingerAfterAnswer(req, res);
   }
   res.writeHead(response.status, headers);
-  res.end(body);
+  if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    res.end(body);
+    return;
+  }
+  // Pieces are written as they are, corked so they leave in one write, never joined.
+  res.cork();
+  for (const piece of body) res.write(piece);
+  res.end();
+  res.uncork();
 }
 
 /**

@@ -8,7 +8,7 @@ import type {
   RequestHead,
   RunningServer,
 } from './engine.ts';
-import { LINGER, portInUseError, statusLine } from './engine.ts';
+import { bodyLength, LINGER, portInUseError, statusLine, wholeBody } from './engine.ts';
 import type { LoadedUws, UwsApp, UwsModule, UwsRequest, UwsResponse } from './uws-loader.ts';
 
 // uWS invalidates the request object when the handler returns, so everything is copied first.
@@ -102,9 +102,14 @@ class BodyReader {
  * rest; the client closes as told by `connection: close`. A client that goes past LINGER's
  * bounds or goes quiet mid-body has its connection cut instead.
  */
-function answerAndLinger(res: UwsResponse, reader: BodyReader, response: HttpResponse): void {
-  if (response.headers?.connection === undefined) res.writeHeader('connection', 'close');
-  res.write(response.body ?? '');
+function answerAndLinger(
+  res: UwsResponse,
+  reader: BodyReader,
+  body: string | Buffer,
+  headers: HttpResponse['headers'],
+): void {
+  if (headers?.connection === undefined) res.writeHeader('connection', 'close');
+  res.write(body);
   let dropped = 0;
   let ended = false;
   const finish = (complete: boolean) => {
@@ -140,23 +145,32 @@ function portIsFree(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** The body as buffers to write in order; a string is encoded once here. */
+function piecesOf(body: HttpResponse['body']): readonly Buffer[] {
+  if (body === undefined) return [];
+  if (typeof body === 'string') return [Buffer.from(body)];
+  return Buffer.isBuffer(body) ? [body] : body;
+}
+
 /**
- * Ends with tryEnd, which hands uWS only what the socket takes, so "done" means every byte
- * reached the socket; under backpressure the rest follows from onWritable. The returned
- * function is called with false when the response aborts before that.
+ * Ends with tryEnd, piece by piece against the total length (uWS writes the content-length
+ * once, then appends), so a body in pieces is never joined and "done" means every byte
+ * reached the socket. tryEnd hands uWS only what the socket takes; under backpressure the
+ * rest follows from onWritable. The returned function is called with false when the
+ * response aborts before that.
  */
-function endReportingWritten(
+function endInPieces(
   res: UwsResponse,
   response: HttpResponse,
-  onWritten: (ok: boolean) => void,
+  onWritten: ((ok: boolean) => void) | undefined,
 ): (ok: boolean) => void {
-  const body =
-    typeof response.body === 'string' ? Buffer.from(response.body) : (response.body ?? Buffer.alloc(0));
+  const pieces = piecesOf(response.body);
+  const total = bodyLength(pieces);
   let reported = false;
   const report = (ok: boolean) => {
     if (reported) return;
     reported = true;
-    onWritten(ok);
+    onWritten?.(ok);
   };
   let startOffset = 0;
   let done = false;
@@ -164,19 +178,28 @@ function endReportingWritten(
     res.writeStatus(statusLine(response.status));
     for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
     startOffset = res.getWriteOffset();
-    done = res.tryEnd(body, body.length)[1];
+    if (pieces.length === 0) done = res.tryEnd(EMPTY, 0)[1];
+    for (const piece of pieces) {
+      const [ok, finished] = res.tryEnd(piece, total);
+      done = finished;
+      if (!ok) break;
+    }
   });
   if (done) {
     report(true);
     return report;
   }
+  // The rare backpressured answer: what is left is sent from the joined body.
+  const body = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
   res.onWritable((offset) => {
-    const [ok, finished] = res.tryEnd(body.subarray(offset - startOffset), body.length);
+    const [ok, finished] = res.tryEnd(body.subarray(offset - startOffset), total);
     if (finished) report(true);
     return ok;
   });
   return report;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
   return {
@@ -248,13 +271,16 @@ function writeResponse(
   reader: BodyReader,
   response: HttpResponse,
 ): ((ok: boolean) => void) | undefined {
-  if (response.onWritten && method !== 'HEAD') return endReportingWritten(res, response, response.onWritten);
+  if (method !== 'HEAD' && (response.onWritten || (reader.complete && Array.isArray(response.body)))) {
+    return endInPieces(res, response, response.onWritten);
+  }
+  const body = wholeBody(response.body);
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
     for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
-    if (method === 'HEAD') res.endWithoutBody(Buffer.byteLength(response.body ?? ''), false);
-    else if (!reader.complete) answerAndLinger(res, reader, response);
-    else res.end(response.body ?? '', false);
+    if (method === 'HEAD') res.endWithoutBody(bodyLength(body), false);
+    else if (!reader.complete) answerAndLinger(res, reader, body, response.headers);
+    else res.end(body, false);
   });
   // A HEAD answer carries no body, so nothing it would report was delivered.
   response.onWritten?.(false);

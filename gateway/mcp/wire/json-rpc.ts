@@ -15,16 +15,26 @@ export function errorResponse(
   return { status, headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id, error }) };
 }
 
-const RESULT_PREFIX = Buffer.from('{"jsonrpc":"2.0","id":');
-const RESULT_MIDDLE = Buffer.from(',"result":');
-const RESULT_SUFFIX = Buffer.from('}');
+/**
+ * A result encoded once, with the end of the message after it: `,"result":<json>}`. Only
+ * the message's start, which holds the id, is written per request.
+ */
+export class EncodedResult {
+  readonly tail: Buffer;
+  constructor(json: string) {
+    this.tail = Buffer.from(`,"result":${json}}`);
+  }
+}
 
-/** Pre-encoded results (tools/list, server/discover) are spliced as bytes, so a large answer is never re-encoded per request. */
-export function resultResponse(id: JsonRpcId, result: string | Buffer): HttpResponse {
+/**
+ * Pre-encoded results (tools/list, server/discover) go out as two pieces, the id's part and
+ * the encoded rest, so a large answer is neither re-encoded nor copied per request.
+ */
+export function resultResponse(id: JsonRpcId, result: string | EncodedResult): HttpResponse {
   const body =
     typeof result === 'string'
       ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`
-      : Buffer.concat([RESULT_PREFIX, Buffer.from(JSON.stringify(id)), RESULT_MIDDLE, result, RESULT_SUFFIX]);
+      : [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)}`), result.tail];
   return { status: 200, headers: JSON_HEADERS, body };
 }
 

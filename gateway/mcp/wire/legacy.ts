@@ -5,7 +5,7 @@
 import type { HttpResponse } from '../../http/engine.ts';
 import type { NamespaceModel, ToolResult } from '../model.ts';
 import { isLegacyVersion, isObject, type JsonRpcId, LATEST_LEGACY_VERSION, META } from '../protocol.ts';
-import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
+import { EncodedResult, resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 
 export interface LegacyWire {
   initialize(id: JsonRpcId, params: unknown): HttpResponse;
@@ -37,7 +37,7 @@ function errorMeta(code: string | undefined): string {
 
 export function createLegacyWire(model: NamespaceModel): LegacyWire {
   const list = (entries: string[]) => `{"tools":[${entries.join(',')}]}`;
-  const toolsList = Buffer.from(list(model.listed.map((tool) => tool.json)));
+  const toolsList = new EncodedResult(list(model.listed.map((tool) => tool.json)));
   const initializeFor = (version: string) =>
     JSON.stringify({
       protocolVersion: version,

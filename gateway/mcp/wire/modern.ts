@@ -6,7 +6,7 @@
 import type { HttpResponse } from '../../http/engine.ts';
 import type { NamespaceModel, ToolResult } from '../model.ts';
 import { type JsonRpcId, META, MODERN_PROTOCOL_VERSIONS } from '../protocol.ts';
-import { resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
+import { EncodedResult, resultResponse, type ToolFilter, textContent } from './json-rpc.ts';
 
 /**
  * Freshness hints. Every answer is behind an API key and may differ per key (tool filters),
@@ -38,8 +38,8 @@ export function createModernWire(model: NamespaceModel): ModernWire {
   const hints = `"ttlMs":${CACHE_HINTS.ttlMs},"cacheScope":"${CACHE_HINTS.cacheScope}"`;
   const list = (entries: string[]) =>
     `{"resultType":"complete","tools":[${entries.join(',')}],${hints},"_meta":${meta}}`;
-  const toolsList = Buffer.from(list(model.listed.map((tool) => tool.json)));
-  const discover = Buffer.from(
+  const toolsList = new EncodedResult(list(model.listed.map((tool) => tool.json)));
+  const discover = new EncodedResult(
     JSON.stringify({
       resultType: 'complete',
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
