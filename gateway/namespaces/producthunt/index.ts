@@ -4,8 +4,7 @@ import { requireReady, UPSTREAM_ERROR_CODES, upstreamCapabilities } from '../../
 import { ProductHuntClient } from './client.ts';
 import { loadProductHuntSettings, productHuntSettings } from './settings.ts';
 import { REDACTION_NOTE, UNTRUSTED } from './shape.ts';
-import { otherTools } from './tools-more.ts';
-import { postTools } from './tools-posts.ts';
+import { productHuntTools } from './tools.ts';
 
 /** What the producthunt namespace uses of what the registry hands every namespace. */
 export interface ProductHuntDependencies {
@@ -32,7 +31,7 @@ export const productHuntNamespace = defineNamespace({
     const client = new ProductHuntClient(settings, log, now);
     const deps = { client, ready: () => requireReady(settings.readiness, 'producthunt'), now };
     return {
-      tools: [...postTools(deps), ...otherTools(deps)],
+      tools: productHuntTools(deps),
       capabilities: async () =>
         upstreamCapabilities(
           settings.readiness,
