@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
 import {
   API_PAGE,
   explicitRange,
@@ -16,6 +15,7 @@ import {
   rowSchema,
   totals,
 } from './analytics.ts';
+import { TOOLS } from './catalog.ts';
 import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
 
@@ -32,10 +32,7 @@ function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   const defaultState = () => settings.dataState;
   return defineTool({
-    name: 'gsc_search_analytics',
-    title: 'Top search analytics rows for the last N days',
-    description:
-      'Clicks, impressions, CTR (percent) and average position for the last N complete Pacific-time days, grouped by dimensions, top row_limit rows by clicks.',
+    ...TOOLS.gsc_search_analytics,
     input: z.object({
       site_url: siteUrl,
       days,
@@ -48,7 +45,6 @@ function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
       row_count: z.number(),
       rows: z.array(rowSchema),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range = lastDays(now(), args.days);
@@ -119,13 +115,9 @@ function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   const defaultState = () => settings.dataState;
   return defineTool({
-    name: 'gsc_advanced_search_analytics',
-    title: 'Search analytics with dates, filters, search type and paging',
-    description:
-      'One page of search analytics rows for explicit dates (default: the 28 complete days ending yesterday, Pacific time), with a filter (filter_dimension/filter_operator/filter_expression, or several AND filters in `filters`), search type, data state and start_row paging. sort_by re-sorts only the returned page; has_more/next_start_row say whether more rows exist.',
+    ...TOOLS.gsc_advanced_search_analytics,
     input: advancedSearchAnalyticsInput,
     output: advancedSearchAnalyticsOutput,
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range = explicitRange(now(), args.start_date, args.end_date);
@@ -189,10 +181,7 @@ function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   const defaultState = () => settings.dataState;
   return defineTool({
-    name: 'gsc_performance_overview',
-    title: 'Totals and daily trend',
-    description:
-      'Totals (exact, from a query without dimensions) and the daily trend for the last N complete Pacific-time days.',
+    ...TOOLS.gsc_performance_overview,
     input: z.object({ site_url: siteUrl, days }),
     output: z.object({
       ...rangeShape,
@@ -207,7 +196,6 @@ function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
         }),
       ),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range = lastDays(now(), args.days);
@@ -236,9 +224,7 @@ function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   const defaultState = () => settings.dataState;
   return defineTool({
-    name: 'gsc_search_by_page_query',
-    title: 'Queries that bring visitors to one page',
-    description: 'The queries leading to one page over the last N complete days, with the page totals.',
+    ...TOOLS.gsc_search_by_page_query,
     input: z.object({
       site_url: siteUrl,
       page_url: z.string().min(1),
@@ -252,7 +238,6 @@ function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
       row_count: z.number(),
       rows: z.array(rowSchema),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range = lastDays(now(), args.days);

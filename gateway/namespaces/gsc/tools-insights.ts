@@ -1,9 +1,9 @@
 /** Analyses built on search analytics rows. Heuristics, labelled as such in their results. */
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
 import { addDays } from '../../upstream/pacific.ts';
 import { API_PAGE, comparePeriods, fetchRows, lastDays, mapRow, type Row, rowSchema } from './analytics.ts';
+import { TOOLS } from './catalog.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
 
 /** Rough organic CTR by position (percent), used only to flag pages far below it. */
@@ -50,10 +50,7 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
   return defineTool({
-    name: 'gsc_find_opportunities',
-    title: 'Find quick-win queries',
-    description:
-      'Striking-distance queries (average position 4–20 with at least min_impressions) and high-impression queries whose CTR is under half the typical CTR for their position. Ranked by impressions; heuristics, not guarantees.',
+    ...TOOLS.gsc_find_opportunities,
     input: z.object({
       site_url: siteUrl,
       days,
@@ -68,7 +65,6 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
       low_ctr: z.array(rowSchema.extend({ expected_ctr: z.number() })),
       method: z.string(),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range = lastDays(now(), args.days);
@@ -102,10 +98,7 @@ function contentDecayTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
   return defineTool({
-    name: 'gsc_content_decay',
-    title: 'Pages losing clicks',
-    description:
-      'Compares each page over the last N complete days with the N days before; lists pages whose clicks fell by at least min_drop_pct (default 20) from at least min_clicks (default 10). Ranked by clicks lost.',
+    ...TOOLS.gsc_content_decay,
     input: z.object({
       site_url: siteUrl,
       days,
@@ -128,7 +121,6 @@ function contentDecayTool(deps: GscToolDeps): ToolDefinition {
         }),
       ),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const current = lastDays(now(), args.days);
@@ -198,13 +190,9 @@ function cannibalizationTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
   return defineTool({
-    name: 'gsc_cannibalization',
-    title: 'Queries split across several pages',
-    description:
-      'Queries for which two or more pages of the property each get at least min_share_pct (default 10) of the impressions: possible keyword cannibalization, for a human to judge.',
+    ...TOOLS.gsc_cannibalization,
     input: cannibalizationInput,
     output: cannibalizationOutput,
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range = lastDays(now(), args.days);

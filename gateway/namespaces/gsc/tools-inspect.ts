@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
+import { INSPECT_CONCURRENCY, MAX_BATCH_URLS, TOOLS } from './catalog.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
-
-const MAX_BATCH_URLS = 50;
-const INSPECT_CONCURRENCY = 5;
 
 type Obj = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
@@ -104,13 +101,9 @@ export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
 function inspectUrlTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
   return defineTool({
-    name: 'gsc_inspect_url',
-    title: 'Inspect one URL',
-    description:
-      "Google's index status of one URL of the property: verdict, coverage, canonical URLs, robots.txt, fetch state, last crawl, sitemaps, rich-result items and issues.",
+    ...TOOLS.gsc_inspect_url,
     input: z.object({ site_url: siteUrl, page_url: z.string().min(1), language_code: languageCode }),
     output: inspectionSchema,
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const response = await client.inspect(site, args.page_url, args.language_code, signal);
@@ -155,9 +148,7 @@ function batchOf(deps: GscToolDeps) {
 function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
   const batch = batchOf(deps);
   return defineTool({
-    name: 'gsc_batch_inspect_urls',
-    title: 'Inspect up to 50 URLs',
-    description: `Inspects up to ${MAX_BATCH_URLS} URLs, ${INSPECT_CONCURRENCY} at a time. A URL that fails gets its own error entry; the others still answer.`,
+    ...TOOLS.gsc_batch_inspect_urls,
     input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
     output: z.object({
       site_url: z.string(),
@@ -165,7 +156,6 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
       error_count: z.number(),
       results: z.array(batchItem),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
       return {
@@ -181,10 +171,7 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
 function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
   const batch = batchOf(deps);
   return defineTool({
-    name: 'gsc_check_indexing_issues',
-    title: 'Audit indexing of up to 50 URLs',
-    description:
-      'Inspects up to 50 URLs and summarises: indexed (verdict PASS), not indexed, canonical mismatches, robots.txt blocks, fetch failures and URLs that could not be inspected.',
+    ...TOOLS.gsc_check_indexing_issues,
     input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
     output: z.object({
       site_url: z.string(),
@@ -199,7 +186,6 @@ function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
       }),
       results: z.array(batchItem),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
       const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
 import {
   API_PAGE,
   checkDate,
@@ -20,6 +19,7 @@ import {
   parseSearchType,
   rowSchema,
 } from './analytics.ts';
+import { TOOLS } from './catalog.ts';
 import type { QueryBody } from './client.ts';
 import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
 import { type GscToolDeps, siteUrl } from './tools-sites.ts';
@@ -63,13 +63,9 @@ function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   const defaultState = () => settings.dataState;
   return defineTool({
-    name: 'gsc_compare_periods',
-    title: 'Compare two date ranges per key',
-    description:
-      'Per-key clicks/impressions/position for two periods and their deltas. Keys present in one period only are kept with null for the other period (status only_period1/only_period2); percentage change is null when period 1 had no clicks.',
+    ...TOOLS.gsc_compare_periods,
     input: comparePeriodsInput,
     output: comparePeriodsOutput,
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const p1 = [
@@ -154,12 +150,9 @@ function queryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   const defaultState = () => settings.dataState;
   return defineTool({
-    name: 'gsc_query',
-    title: 'Search analytics: the full request',
-    description: `Every searchAnalytics.query field: dates, dimensions (incl. hour with data_state hourly_all), search_type, several AND filters with all six operators, aggregation_type, data_state. Pages automatically past 25,000 rows up to max_rows (default 25,000; hard cap from GSC_MAX_ROWS) and says truncated when rows were left.`,
+    ...TOOLS.gsc_query,
     input: queryInput,
     output: queryOutput,
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const range =

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { ANNOTATIONS, requireReady } from '../../upstream/namespace-kit.ts';
+import { requireReady } from '../../upstream/namespace-kit.ts';
+import { TOOLS } from './catalog.ts';
 import type { GscClient } from './client.ts';
 import type { GscSettings } from './settings.ts';
 
@@ -120,16 +121,12 @@ export function siteTools(deps: GscToolDeps): ToolDefinition[] {
 function listPropertiesTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   return defineTool({
-    name: 'gsc_list_properties',
-    title: 'List Search Console properties',
-    description:
-      'Lists the properties the credentials can access, with permission levels. Use the exact site_url strings it returns in the other tools.',
+    ...TOOLS.gsc_list_properties,
     input: z.object({}),
     output: z.object({
       count: z.number(),
       properties: z.array(z.object({ site_url: z.string(), permission_level: z.string() })),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(_args, { signal }) {
       deps.ready();
       const sites = (await client.listSites(signal)).siteEntry ?? [];
@@ -144,12 +141,9 @@ function listPropertiesTool(deps: GscToolDeps): ToolDefinition {
 function getSiteDetailsTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
   return defineTool({
-    name: 'gsc_get_site_details',
-    title: 'Get one Search Console property',
-    description: "One property's permission level.",
+    ...TOOLS.gsc_get_site_details,
     input: z.object({ site_url: siteUrl }),
     output: z.object({ site_url: z.string(), permission_level: z.string() }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const entry = await client.getSite(site, signal);
@@ -161,13 +155,9 @@ function getSiteDetailsTool(deps: GscToolDeps): ToolDefinition {
 function addSiteTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   return defineTool({
-    name: 'gsc_add_site',
-    title: 'Add a Search Console property',
-    description:
-      'Adds a property to the account (it still needs verification in Search Console). Needs GSC_ALLOW_WRITE=true.',
+    ...TOOLS.gsc_add_site,
     input: z.object({ site_url: siteUrl }),
     output: statusResult,
-    annotations: ANNOTATIONS.write,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       gate(settings, 'write', 'gsc_add_site');
@@ -180,12 +170,9 @@ function addSiteTool(deps: GscToolDeps): ToolDefinition {
 function deleteSiteTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   return defineTool({
-    name: 'gsc_delete_site',
-    title: 'Remove a Search Console property',
-    description: 'Removes a property from the account. Needs GSC_ALLOW_DESTRUCTIVE=true.',
+    ...TOOLS.gsc_delete_site,
     input: z.object({ site_url: siteUrl }),
     output: statusResult,
-    annotations: ANNOTATIONS.destroy,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       gate(settings, 'delete', 'gsc_delete_site');
@@ -198,10 +185,7 @@ function deleteSiteTool(deps: GscToolDeps): ToolDefinition {
 function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
   return defineTool({
-    name: 'gsc_list_sitemaps',
-    title: 'List sitemaps of a property',
-    description:
-      'Sitemaps submitted for a property (or the children of sitemap_index) with status, warnings, errors and submitted/indexed counts.',
+    ...TOOLS.gsc_list_sitemaps,
     input: z.object({ site_url: siteUrl, sitemap_index: z.string().optional() }),
     output: z.object({
       site_url: z.string(),
@@ -209,7 +193,6 @@ function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
       pending_count: z.number(),
       sitemaps: z.array(sitemapSchema),
     }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       const sitemaps = ((await client.listSitemaps(site, args.sitemap_index, signal)).sitemap ?? []).map(
@@ -228,12 +211,9 @@ function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
 function getSitemapTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
   return defineTool({
-    name: 'gsc_get_sitemap',
-    title: 'Get one sitemap',
-    description: 'Status of one submitted sitemap.',
+    ...TOOLS.gsc_get_sitemap,
     input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
     output: sitemapSchema.extend({ site_url: z.string() }),
-    annotations: ANNOTATIONS.read,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       return { site_url: site, ...mapSitemap(await client.getSitemap(site, args.sitemap_url, signal)) };
@@ -244,12 +224,9 @@ function getSitemapTool(deps: GscToolDeps): ToolDefinition {
 function submitSitemapTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   return defineTool({
-    name: 'gsc_submit_sitemap',
-    title: 'Submit a sitemap',
-    description: 'Submits (or re-submits) a sitemap for crawling. Needs GSC_ALLOW_WRITE=true.',
+    ...TOOLS.gsc_submit_sitemap,
     input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
     output: statusResult,
-    annotations: ANNOTATIONS.write,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       gate(settings, 'write', 'gsc_submit_sitemap');
@@ -262,13 +239,9 @@ function submitSitemapTool(deps: GscToolDeps): ToolDefinition {
 function deleteSitemapTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   return defineTool({
-    name: 'gsc_delete_sitemap',
-    title: 'Delete a sitemap',
-    description:
-      'Removes a sitemap from the property (the file itself is untouched). Needs GSC_ALLOW_DESTRUCTIVE=true.',
+    ...TOOLS.gsc_delete_sitemap,
     input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
     output: statusResult,
-    annotations: ANNOTATIONS.destroy,
     async handler(args, { signal }) {
       const site = deps.site(args.site_url);
       gate(settings, 'delete', 'gsc_delete_sitemap');
