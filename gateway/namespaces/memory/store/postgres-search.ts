@@ -1,7 +1,7 @@
 import type { PgClient } from '../../../store/index.ts';
 import { type MemoryRow, toRecord } from './common.ts';
 import { pgFilter, vectorLiteral } from './postgres-schema.ts';
-import type { SearchCandidates, SearchRequest } from './types.ts';
+import type { Candidate, SearchCandidates, SearchRequest } from './types.ts';
 import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
 
 /** What the search and vector modules need from the store: plain queries and key-locked transactions. */
@@ -10,8 +10,17 @@ export interface PgAccess {
   tx<T>(apiKeyId: string | null, fn: (client: PgClient) => Promise<T>): Promise<T>;
 }
 
+/**
+ * Stores whose vector table is known to exist. It is created when a model is adopted and
+ * only ever dropped and recreated in one transaction (a re-embed), so once seen it stays:
+ * every search and supersession asked the server again, a round trip each.
+ */
+const withVectors = new WeakSet<PgAccess>();
+
 async function hasVectorTable(db: PgAccess): Promise<boolean> {
+  if (withVectors.has(db)) return true;
   const [row] = await db.q<{ t: string | null }>("SELECT to_regclass('memory_vectors')::text AS t");
+  if (row?.t != null) withVectors.add(db);
   return row?.t != null;
 }
 
@@ -37,7 +46,9 @@ export async function pgSearch(
   const vectors = request.vector !== null && (await hasVectorTable(db));
   const useVector = request.mode !== 'keyword' && vectors;
   const useKeyword = request.mode !== 'vector' && request.words.length > 0;
-  const [total, documentFrequency] = await Promise.all([
+  // The key's count, the stems' document counts and the candidates are independent: on a
+  // pool they run on three connections at once instead of one after another.
+  const [total, documentFrequency, candidates] = await Promise.all([
     db
       .q<{ n: string }>(
         'SELECT count(*) AS n FROM memories WHERE api_key_id = $1 AND (expires_at IS NULL OR expires_at > $2)',
@@ -45,8 +56,21 @@ export async function pgSearch(
       )
       .then(([row]) => Number(row?.n ?? 0)),
     frequencies(db, apiKeyId, request, now),
+    useVector || useKeyword ? pgCandidates(db, apiKeyId, request, now, vectors, useVector, useKeyword) : [],
   ]);
-  if (!useVector && !useKeyword) return { candidates: [], total, documentFrequency };
+  return { candidates, total, documentFrequency };
+}
+
+/** Both arms in one statement, joined to their rows with every candidate's cosine. */
+async function pgCandidates(
+  db: PgAccess,
+  apiKeyId: string,
+  request: SearchRequest,
+  now: number,
+  vectors: boolean,
+  useVector: boolean,
+  useKeyword: boolean,
+): Promise<Candidate[]> {
   const params: unknown[] = [];
   const where = pgFilter(apiKeyId, request.filter, now, params);
   const p = (value: unknown) => {
@@ -82,14 +106,13 @@ export async function pgSearch(
        FROM found JOIN memories m ON m.id = found.id AND m.api_key_id = $1`,
     params,
   );
-  const candidates = rows.map((row) => ({
+  return rows.map((row) => ({
     memory: toRecord(row),
     cosine: row._cos === null ? null : Number(row._cos),
     keywordScore: row._kw,
     vectorRank: row._vr === null ? null : Number(row._vr),
     keywordRank: row._kr === null ? null : Number(row._kr),
   }));
-  return { candidates, total, documentFrequency };
 }
 
 /**

@@ -132,7 +132,8 @@ export class SqliteBitIndex {
       distances,
       bits.arena.bytesPerRow * 8,
       count + extra,
-      (row) => bits.dead[row] === 1,
+      // Dead rows are exactly the free ones; most keys have none, and skip no check.
+      bits.free.length > 0 ? bits.dead : null,
     );
     let ids = rows.map((row) => bits.ids[row]!);
     if (extra > 0) {

@@ -4,7 +4,7 @@ import type { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { narrowsBeyondKey, type SqlFragment, sqliteFilter } from './sqlite-filter.ts';
 import { ftsQuery, ftsTerms } from './sqlite-fts.ts';
 import { signBits } from './sqlite-schema.ts';
-import type { SearchCandidates, SearchRequest } from './types.ts';
+import type { Candidate, SearchCandidates, SearchRequest } from './types.ts';
 
 type Statements = (sql: string) => Database.Statement<unknown[]>;
 
@@ -25,6 +25,8 @@ const MAX_CANDIDATES = 4096;
  * rows, so expired rows not yet purged rarely leave it short (it then reruns exactly).
  */
 const KEYWORD_SLACK = 32;
+/** How many postings (term occurrences in the key's memories) the keyword arm scores before it leaves out common terms. */
+const KEYWORD_POSTINGS = 4096;
 
 interface Ranked {
   id: number;
@@ -48,52 +50,96 @@ export function sqliteSearch(
   const fetch = Math.min(request.fetch, MAX_CANDIDATES);
   const useVector = request.mode !== 'keyword' && request.vector !== null && bitIndex !== null;
   const terms = ftsTerms(apiKeyId, request.stems);
-  const fts = request.mode !== 'vector' ? ftsQuery(terms) : null;
-  const vec = useVector ? vectorArm(st, bitIndex!, apiKeyId, request, where, fetch) : [];
-  const kw = fts !== null ? keywordArm(st, request, where, fts, fetch) : [];
   const total =
     (st('SELECT n FROM memory_key_counts WHERE api_key_id = ?').get(apiKeyId) as { n: number } | undefined)
       ?.n ?? 0;
   const documentFrequency = frequencies(st, request.stems, terms);
-  const ranks = new Map<
-    number,
-    { vectorRank: number | null; keywordRank: number | null; bm: number | null }
-  >();
-  for (const [i, hit] of vec.entries()) ranks.set(hit.id, { vectorRank: i + 1, keywordRank: null, bm: null });
+  const qv = request.vector !== null && bitIndex !== null ? vectorBlob(request.vector) : null;
+  const vec = useVector ? vectorArm(st, bitIndex!, apiKeyId, request, where, fetch, qv!) : [];
+  const fts =
+    request.mode !== 'vector'
+      ? ftsQuery(keywordTerms(terms, request.stems, documentFrequency, fetch + KEYWORD_SLACK))
+      : null;
+  const kw = fts !== null ? keywordArm(st, request, where, fts, fetch) : [];
+  const candidates: Candidate[] = vec.map((row, i) => ({
+    memory: toRecord(row),
+    cosine: 1 - row._d,
+    keywordScore: null,
+    vectorRank: i + 1,
+    keywordRank: null,
+  }));
+  const byId = new Map(vec.map((row, i) => [row.id, candidates[i]!]));
+  const more: Ranked[] = [];
   kw.forEach((hit, i) => {
-    const seen = ranks.get(hit.id);
-    if (seen) Object.assign(seen, { keywordRank: i + 1, bm: hit.value });
-    else ranks.set(hit.id, { vectorRank: null, keywordRank: i + 1, bm: hit.value });
+    const seen = byId.get(hit.id);
+    if (seen) Object.assign(seen, { keywordScore: -hit.value, keywordRank: i + 1 });
+    else more.push(hit);
   });
-  if (ranks.size === 0) return { candidates: [], total, documentFrequency };
-  const ids = JSON.stringify([...ranks.keys()]);
-  const rows = (
-    request.vector !== null && bitIndex !== null
-      ? st(
-          `SELECT m.*, CASE WHEN f.embedding IS NULL THEN NULL ELSE 1 - vec_distance_cosine(f.embedding, @qv) END AS _cos
-             FROM json_each(@ids) j
-             CROSS JOIN memories m ON m.id = j.value LEFT JOIN memories_vec_float f ON f.memory_id = m.id
-            WHERE m.api_key_id = @key`,
-        ).all({ ids, key: apiKeyId, qv: vectorBlob(request.vector!) })
-      : st(
-          'SELECT m.*, NULL AS _cos FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
-        ).all({ ids, key: apiKeyId })
-  ) as (MemoryRow & { _cos: number | null })[];
-  const candidates = rows.map((row) => {
-    const rank = ranks.get(row.id)!;
-    return {
-      memory: toRecord(row),
-      cosine: row._cos,
-      keywordScore: rank.bm === null ? null : -rank.bm,
-      vectorRank: rank.vectorRank,
-      keywordRank: rank.keywordRank,
-    };
-  });
+  // Only the keyword arm's own finds are read here: the vector arm's rows came with it.
+  if (more.length > 0) {
+    const ids = JSON.stringify(more.map((hit) => hit.id));
+    const rows = (
+      qv !== null
+        ? st(
+            `SELECT m.*, CASE WHEN f.embedding IS NULL THEN NULL ELSE 1 - vec_distance_cosine(f.embedding, @qv) END AS _cos
+               FROM json_each(@ids) j
+               CROSS JOIN memories m ON m.id = j.value LEFT JOIN memories_vec_float f ON f.memory_id = m.id
+              WHERE m.api_key_id = @key`,
+          ).all({ ids, key: apiKeyId, qv })
+        : st(
+            'SELECT m.*, NULL AS _cos FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
+          ).all({ ids, key: apiKeyId })
+    ) as (MemoryRow & { _cos: number | null })[];
+    const rank = new Map(kw.map((hit, i) => [hit.id, { score: -hit.value, rank: i + 1 }]));
+    for (const row of rows) {
+      const { score, rank: keywordRank } = rank.get(row.id)!;
+      candidates.push({
+        memory: toRecord(row),
+        cosine: row._cos,
+        keywordScore: score,
+        vectorRank: null,
+        keywordRank,
+      });
+    }
+  }
   return { candidates, total, documentFrequency };
 }
 
 function vectorBlob(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/**
+ * The terms the keyword arm matches: all of them unless together they occur in more than
+ * KEYWORD_POSTINGS of the key's memories. Then the most common are left out, as long as
+ * what is kept can fill the arm on its own (a kept term occurs in at least `need`).
+ * FTS5 scores every memory that holds any term, so a stem like `in` (from "inning") or
+ * `us` (from "used"), held by a fifth of a 100k key, cost up to 19 ms a search for
+ * candidates that rank by their rare terms anyway. Ranking still weighs every query stem
+ * (keyword relevance reads the candidate's text), so a memory found by its rare words keeps
+ * the credit for the common ones; only memories holding nothing but common words are no
+ * longer offered by this arm. Keys under KEYWORD_POSTINGS memories are never affected.
+ */
+function keywordTerms(
+  terms: string[],
+  stems: string[],
+  documentFrequency: Record<string, number>,
+  need: number,
+): string[] {
+  const df = (i: number) => documentFrequency[stems[i]!] ?? 0;
+  let sum = 0;
+  for (let i = 0; i < terms.length; i++) sum += df(i);
+  if (sum <= KEYWORD_POSTINGS) return terms;
+  const order = terms.map((_, i) => i).sort((a, b) => df(a) - df(b));
+  const kept: number[] = [];
+  let postings = 0;
+  for (const i of order) {
+    const full = kept.length > 0 && df(kept.at(-1)!) >= need;
+    if (full && postings + df(i) > KEYWORD_POSTINGS) break;
+    kept.push(i);
+    postings += df(i);
+  }
+  return kept.sort((a, b) => a - b).map((i) => terms[i]!);
 }
 
 /** Each stem's document count in the key: its tagged term's row in the vocabulary table. */
@@ -114,8 +160,8 @@ function frequencies(st: Statements, stems: string[], terms: string[]): Record<s
 }
 
 /**
- * Nearest by cosine distance, at most `fetch`. Narrow filters scan
- * the matching rows' float vectors exactly. Otherwise the key's in-memory sign bits yield
+ * Nearest by cosine distance, at most `fetch`, with their rows. Narrow filters scan the
+ * matching rows' float vectors exactly. Otherwise the key's in-memory sign bits yield
  * candidates (Hamming distance) that float cosine re-ranks; a key with fewer vectors than
  * candidates is thereby searched exactly.
  */
@@ -126,24 +172,24 @@ function vectorArm(
   request: SearchRequest,
   where: SqlFragment,
   fetch: number,
-): Ranked[] {
-  const vector = request.vector!;
-  const params: Record<string, unknown> = { ...where.params, qv: vectorBlob(vector), fetch };
+  qv: Buffer,
+): (MemoryRow & { _d: number })[] {
+  const params: Record<string, unknown> = { ...where.params, qv, fetch };
   let source: string;
   if (narrowsBeyondKey(request.filter)) {
     source = 'memories m JOIN memories_vec_float f ON f.memory_id = m.id';
   } else {
     const count = Math.min(Math.max(fetch * RERANK_FACTOR, MIN_CANDIDATES), MAX_CANDIDATES);
-    const ids = bitIndex.candidates(apiKeyId, signBits(vector), count);
+    const ids = bitIndex.candidates(apiKeyId, signBits(request.vector!), count);
     if (ids.length === 0) return [];
     params.ids = JSON.stringify(ids);
     source = `json_each(@ids) c CROSS JOIN memories_vec_float f ON f.memory_id = c.value
               CROSS JOIN memories m ON m.id = f.memory_id`;
   }
   return st(
-    `SELECT f.memory_id AS id, vec_distance_cosine(f.embedding, @qv) AS value FROM ${source}
-      WHERE ${where.sql} ORDER BY value LIMIT @fetch`,
-  ).all(params) as Ranked[];
+    `SELECT m.*, vec_distance_cosine(f.embedding, @qv) AS _d FROM ${source}
+      WHERE ${where.sql} ORDER BY _d LIMIT @fetch`,
+  ).all(params) as (MemoryRow & { _d: number })[];
 }
 
 /**
