@@ -3,12 +3,12 @@
  * (SQLite in DATA_DIR, or Postgres with DATABASE_URL).
  */
 import { type Command, Option } from 'commander';
-import { action, finishProgram, loadConfig, newProgram, runProgram, UsageProblem } from '../cli/program.ts';
+import { finishProgram, newProgram, runProgram, UsageProblem } from '../cli/program.ts';
 import type { StateStore } from './model.ts';
 import { normalizeEmail } from './model.ts';
 import { readPassword } from './password-input.ts';
 import { createUser, listUsers, resetPassword, setAdmin, setDisabled, unlockUser } from './user-commands.ts';
-import { withStore } from './with-store.ts';
+import { storeAction } from './with-store.ts';
 
 const JSON_HELP = 'print JSON instead of text';
 const PASSWORD_HELP =
@@ -42,10 +42,10 @@ function accountCommand(program: Command, name: string, description: string): Co
 }
 
 function onAccount(fn: (store: StateStore, email: string) => Promise<void>) {
-  return action(async (options: EmailOptions) => {
-    const email = checkedEmail(options);
-    await withStore(loadConfig(), (store) => fn(store, email));
-  });
+  return storeAction(
+    (store, _config, options: EmailOptions) => fn(store, normalizeEmail(options.email)),
+    checkedEmail,
+  );
 }
 
 function addPasswordCommands(program: Command): void {
@@ -54,10 +54,11 @@ function addPasswordCommands(program: Command): void {
     .option('--json', JSON_HELP)
     .addHelpText('after', PASSWORD_HELP)
     .action(
-      action(async (options: EmailOptions & { admin?: boolean; json?: boolean }) => {
-        const email = checkedEmail(options);
-        await withStore(loadConfig(), (store) => createUser(store, email, readPassword, options));
-      }),
+      storeAction(
+        (store, _config, options: EmailOptions & { admin?: boolean; json?: boolean }) =>
+          createUser(store, normalizeEmail(options.email), readPassword, options),
+        checkedEmail,
+      ),
     );
   accountCommand(
     program,
@@ -94,11 +95,7 @@ function usersProgram(): Command {
     .command('list')
     .description('list accounts: admin, disabled and locked state (never a password)')
     .option('--json', JSON_HELP)
-    .action(
-      action(async (options: { json?: boolean }) => {
-        await withStore(loadConfig(), (store) => listUsers(store, options));
-      }),
-    );
+    .action(storeAction((store, _config, options: { json?: boolean }) => listUsers(store, options)));
   addPasswordCommands(program);
   addStateCommands(program);
   return finishProgram(program);

@@ -1,5 +1,5 @@
 /** What each `npm run users` command does to the state store. */
-import { CliFailure } from '../cli/program.ts';
+import { CliFailure, printList } from '../cli/program.ts';
 import { type AccountSecrets, normalizeEmail, OPERATOR_EMAIL, type StateStore } from './model.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 import { publicAccount } from './rows.ts';
@@ -56,24 +56,14 @@ export async function listUsers(store: StateStore, options: { json?: boolean }) 
     ...publicAccount(a),
     lockedUntil: isLocked(a, now) ? a.lockedUntil : null,
   }));
-  if (options.json) {
-    console.log(JSON.stringify(rows));
-    return;
-  }
-  if (rows.length === 0) {
-    console.log('no accounts');
-    return;
-  }
-  console.table(
-    rows.map((a) => ({
-      email: a.email,
-      id: a.id,
-      admin: a.admin,
-      created: a.createdAt,
-      disabled: a.disabledAt ?? '',
-      locked: a.lockedUntil ? `until ${a.lockedUntil}` : '',
-    })),
-  );
+  printList(rows, options, 'no accounts', (a) => ({
+    email: a.email,
+    id: a.id,
+    admin: a.admin,
+    created: a.createdAt,
+    disabled: a.disabledAt ?? '',
+    locked: a.lockedUntil ? `until ${a.lockedUntil}` : '',
+  }));
 }
 
 export async function resetPassword(store: StateStore, email: string, askPassword: () => Promise<string>) {

@@ -3,7 +3,7 @@
  * store it opens, not in gateway/cli/, so the command plumbing there knows no store; and in a
  * file of its own, so the server, which opens the store through open.ts, never loads commander.
  */
-import { CliFailure } from '../cli/program.ts';
+import { action, CliFailure, loadConfig } from '../cli/program.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { StateStore } from './model.ts';
 import { openStateStore } from './open.ts';
@@ -21,4 +21,20 @@ export async function withStore<T>(config: GatewayConfig, fn: (store: StateStore
   } finally {
     await store.close();
   }
+}
+
+/**
+ * A command's action on the store. `check` sees the arguments first, so a malformed one changes
+ * nothing; the configuration loads and the store opens only after it. Commander passes the
+ * command's arguments, its options and itself, and `run` gets them after the store and config.
+ */
+export function storeAction<A extends unknown[]>(
+  run: (store: StateStore, config: GatewayConfig, ...args: A) => Promise<void>,
+  check: (...args: A) => void = () => {},
+) {
+  return action(async (...args: A) => {
+    check(...args);
+    const config = loadConfig();
+    await withStore(config, (store) => run(store, config, ...args));
+  });
 }

@@ -39,6 +39,18 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
   };
 }
 
+/** A list command's answer: JSON when asked for, else a table, or the line `none` when the list is empty. */
+export function printList<T>(
+  items: T[],
+  options: { json?: boolean },
+  none: string,
+  row: (item: T) => Record<string, unknown>,
+): void {
+  if (options.json) console.log(JSON.stringify(items));
+  else if (items.length === 0) console.log(none);
+  else console.table(items.map(row));
+}
+
 export function newProgram(name: string, description: string): Command {
   const program = new Command(name)
     .description(description)

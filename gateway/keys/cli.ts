@@ -4,8 +4,8 @@
  * the store keeps only its hash.
  */
 import { type Command, Option } from 'commander';
-import { withStore } from '../accounts/with-store.ts';
-import { action, finishProgram, loadConfig, newProgram, runProgram } from '../cli/program.ts';
+import { storeAction } from '../accounts/with-store.ts';
+import { finishProgram, newProgram, runProgram } from '../cli/program.ts';
 import { BURST_FORM, MAX_POLLS_FORM, QUOTA_FORM, RATE_FORM } from '../core/key-limits.ts';
 import { NAMESPACE_NAMES } from '../core/namespace-names.ts';
 import { checkUpdateFlags, listKeys, revokeKey, showKeyCommand, updateKey } from './commands.ts';
@@ -21,6 +21,11 @@ function limitOptions(command: Command): Command {
     .option('--burst <n>', `requests a key may send at once: ${BURST_FORM}`)
     .option('--quota <quotas>', `calls per UTC day: ${QUOTA_FORM}`)
     .option('--max-polls <n>', `concurrent event_consume calls per gateway: ${MAX_POLLS_FORM}`);
+}
+
+/** A command on one key, named by its id. */
+function keyCommand(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description).argument('<keyId>', 'the key id, key_… (see list)');
 }
 
 function addCreate(program: Command): void {
@@ -42,13 +47,10 @@ function addCreate(program: Command): void {
       '\nWithout scope options the key may do everything. Without --rate it follows RATE_LIMIT_DEFAULT;\n--rate none lifts every rate limit for it.',
     )
     .action(
-      action(async (options: CreateOptions) => {
-        // Checked before the store opens, so a malformed option changes nothing.
+      storeAction(createKey, (options: CreateOptions) => {
         scopesFrom(options);
         expiryFrom(options.expires);
         limitsFrom({}, options);
-        const config = loadConfig();
-        await withStore(config, (store) => createKey(store, config, options));
       }),
     );
 }
@@ -58,58 +60,32 @@ function addReaders(program: Command): void {
     .command('list')
     .description('list every key with its owner, scopes, limits and dates (never the key)')
     .option('--json', JSON_HELP)
-    .action(
-      action(async (options: { json?: boolean }) => {
-        const config = loadConfig();
-        await withStore(config, (store) => listKeys(store, config, options));
-      }),
-    );
-  program
-    .command('show')
-    .description("show one key's limits and its metered calls today")
-    .argument('<keyId>', 'the key id, key_… (see list)')
+    .action(storeAction(listKeys));
+  keyCommand(program, 'show', "show one key's limits and its metered calls today")
     .option('--json', JSON_HELP)
-    .action(
-      action(async (id: string, options: { json?: boolean }) => {
-        const config = loadConfig();
-        await withStore(config, (store) => showKeyCommand(store, config, id, options));
-      }),
-    );
+    .action(storeAction(showKeyCommand));
 }
 
 function addChanges(program: Command): void {
   limitOptions(
-    program
-      .command('update')
-      .description("change a key's limits; gateways apply it within API_KEY_CACHE_TTL_MS")
-      .argument('<keyId>', 'the key id, key_… (see list)'),
+    keyCommand(program, 'update', "change a key's limits; gateways apply it within API_KEY_CACHE_TTL_MS"),
   )
     .option('--json', JSON_HELP)
     .addHelpText('after', '\nOnly the limits named change; --rate without --burst resets the burst.')
-    .action(
-      action(async (id: string, options: Parameters<typeof updateKey>[3]) => {
-        checkUpdateFlags(options);
-        const config = loadConfig();
-        await withStore(config, (store) => updateKey(store, config, id, options));
-      }),
-    );
-  program
-    .command('revoke')
-    .description('revoke a key; gateways stop admitting it within API_KEY_CACHE_TTL_MS')
-    .argument('<keyId>', 'the key id, key_… (see list)')
+    .action(storeAction(updateKey, (_id, options) => checkUpdateFlags(options)));
+  keyCommand(program, 'revoke', 'revoke a key; gateways stop admitting it within API_KEY_CACHE_TTL_MS')
     .option('--json', JSON_HELP)
     .action(
-      action(async (id: string, options: { json?: boolean }) => {
-        await withStore(loadConfig(), (store) => revokeKey(store, id, options));
-      }),
+      storeAction((store, _config, id: string, options: { json?: boolean }) => revokeKey(store, id, options)),
     );
 }
 
 function addLifecycle(program: Command): void {
-  program
-    .command('rotate')
-    .description('give a key a new secret under the same id; the old secret works through --grace')
-    .argument('<keyId>', 'the key id, key_… (see list)')
+  keyCommand(
+    program,
+    'rotate',
+    'give a key a new secret under the same id; the old secret works through --grace',
+  )
     .addOption(
       new Option('--grace <duration>', 'how long the old secret keeps working: 60s, 15m, 2h, or 0').default(
         '0',
@@ -121,22 +97,16 @@ function addLifecycle(program: Command): void {
       'after',
       '\nPrints the new secret once, with client setups. Move clients to it within the grace period:\nno request fails meanwhile. After it the old secret is refused (HTTP 401).',
     )
-    .action(
-      action(async (id: string, options: RotateOptions) => {
-        parseGrace(options.grace);
-        const config = loadConfig();
-        await withStore(config, (store) => rotateKey(store, config, id, options));
-      }),
-    );
+    .action(storeAction(rotateKey, (_id, options: RotateOptions) => parseGrace(options.grace)));
   program
     .command('prune')
     .description('delete revoked and expired keys with their usage counts; prints what it removed')
     .option('--dry-run', 'only print what would be removed')
     .option('--json', JSON_HELP)
     .action(
-      action(async (options: { dryRun?: boolean; json?: boolean }) => {
-        await withStore(loadConfig(), (store) => pruneKeys(store, options));
-      }),
+      storeAction((store, _config, options: { dryRun?: boolean; json?: boolean }) =>
+        pruneKeys(store, options),
+      ),
     );
 }
 

@@ -1,6 +1,6 @@
 /** `keys list`, `show`, `update` and `revoke`: reading and changing keys that exist. */
 import type { StateStore } from '../accounts/model.ts';
-import { CliFailure, UsageProblem } from '../cli/program.ts';
+import { CliFailure, printList, UsageProblem } from '../cli/program.ts';
 import type { GatewayConfig } from '../config.ts';
 import { describeScopes } from '../core/scopes.ts';
 import { utcDay } from '../limits/quotas.ts';
@@ -12,28 +12,17 @@ function noSuchKey(id: string): CliFailure {
 }
 
 export async function listKeys(store: StateStore, config: GatewayConfig, options: { json?: boolean }) {
-  const records = await store.listKeys();
-  if (options.json) {
-    console.log(JSON.stringify(records));
-    return;
-  }
-  if (records.length === 0) {
-    console.log('no keys');
-    return;
-  }
-  console.table(
-    records.map((r) => ({
-      id: r.id,
-      label: r.label,
-      owner: r.owner,
-      scopes: describeScopes(r.scopes),
-      ...limitColumns(r.limits, config.rateLimitDefault),
-      created: r.createdAt,
-      lastUsed: r.lastUsedAt ?? '',
-      expires: r.expiresAt ?? '',
-      revoked: r.revokedAt ?? '',
-    })),
-  );
+  printList(await store.listKeys(), options, 'no keys', (r) => ({
+    id: r.id,
+    label: r.label,
+    owner: r.owner,
+    scopes: describeScopes(r.scopes),
+    ...limitColumns(r.limits, config.rateLimitDefault),
+    created: r.createdAt,
+    lastUsed: r.lastUsedAt ?? '',
+    expires: r.expiresAt ?? '',
+    revoked: r.revokedAt ?? '',
+  }));
 }
 
 export async function showKeyCommand(
