@@ -254,12 +254,7 @@ export function comparePeriods(p1: Row[], p2: Row[]) {
   });
 }
 
-const periodSchema = z.object({
-  clicks: z.number(),
-  impressions: z.number(),
-  ctr: z.number(),
-  position: z.number(),
-});
+const periodSchema = rowSchema.omit({ keys: true });
 export const comparisonSchema = z.object({
   keys: z.record(z.string(), z.string()),
   period1: periodSchema.nullable(),

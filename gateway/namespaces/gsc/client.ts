@@ -180,35 +180,22 @@ export class GscClient {
     );
   }
 
-  private feed(siteUrl: string, feedpath: string): string {
-    return `${this.site(siteUrl)}/sitemaps/${encodeURIComponent(feedpath)}`;
+  /** One sitemap (a "feed") of a property: read, submitted and deleted at the same path. */
+  private feed<T>(method: 'GET' | 'PUT' | 'DELETE', siteUrl: string, feedpath: string, signal: AbortSignal) {
+    const path = `${this.site(siteUrl)}/sitemaps/${encodeURIComponent(feedpath)}`;
+    return this.call<T>(method, path, `${method} /webmasters/v3/sites/{site}/sitemaps/{feed}`, signal);
   }
 
   getSitemap(siteUrl: string, feedpath: string, signal: AbortSignal) {
-    return this.call<Record<string, unknown>>(
-      'GET',
-      this.feed(siteUrl, feedpath),
-      'GET /webmasters/v3/sites/{site}/sitemaps/{feed}',
-      signal,
-    );
+    return this.feed<Record<string, unknown>>('GET', siteUrl, feedpath, signal);
   }
 
   submitSitemap(siteUrl: string, feedpath: string, signal: AbortSignal) {
-    return this.call<unknown>(
-      'PUT',
-      this.feed(siteUrl, feedpath),
-      'PUT /webmasters/v3/sites/{site}/sitemaps/{feed}',
-      signal,
-    );
+    return this.feed<unknown>('PUT', siteUrl, feedpath, signal);
   }
 
   deleteSitemap(siteUrl: string, feedpath: string, signal: AbortSignal) {
-    return this.call<unknown>(
-      'DELETE',
-      this.feed(siteUrl, feedpath),
-      'DELETE /webmasters/v3/sites/{site}/sitemaps/{feed}',
-      signal,
-    );
+    return this.feed<unknown>('DELETE', siteUrl, feedpath, signal);
   }
 
   inspect(siteUrl: string, inspectionUrl: string, languageCode: string | undefined, signal: AbortSignal) {

@@ -25,25 +25,28 @@ export interface GscSettings {
 }
 
 /**
- * The settings as the namespace contract parses them: each checked for form, so a malformed
- * one is refused naming it (SETTINGS_INVALID); this is the only place those rules are written.
+ * The settings as the namespace contract parses them, every one optional (`.partial()`): each
+ * checked for form, so a malformed one is refused naming it (SETTINGS_INVALID); this is the
+ * only place those rules are written.
  * Credentials are read and checked by loadGscSettings, which reports a missing or unreadable
  * key file per call as NOT_CONFIGURED.
  */
-export const gscSettings = z.object({
-  GSC_API_BASE_URL: envSetting.url().optional(),
-  GSC_OAUTH_TOKEN_URL: envSetting.url().optional(),
-  GSC_CREDENTIALS_JSON: envSetting.text().optional(),
-  GSC_CREDENTIALS_PATH: envSetting.text().optional(),
-  GOOGLE_APPLICATION_CREDENTIALS: envSetting.text().optional(),
-  GSC_IMPERSONATE_SUBJECT: envSetting.text().optional(),
-  GSC_ALLOW_WRITE: envSetting.text().optional(),
-  GSC_ALLOW_DESTRUCTIVE: envSetting.text().optional(),
-  GSC_ALLOWED_SITES: envSetting.text().optional(),
-  GSC_DATA_STATE: envSetting.oneOf(['all', 'final']).optional(),
-  GSC_TIMEOUT_MS: envSetting.int(1_000, 120_000).optional(),
-  GSC_MAX_ROWS: envSetting.int(1, 1_000_000).optional(),
-});
+export const gscSettings = z
+  .object({
+    GSC_API_BASE_URL: envSetting.url(),
+    GSC_OAUTH_TOKEN_URL: envSetting.url(),
+    GSC_CREDENTIALS_JSON: envSetting.text(),
+    GSC_CREDENTIALS_PATH: envSetting.text(),
+    GOOGLE_APPLICATION_CREDENTIALS: envSetting.text(),
+    GSC_IMPERSONATE_SUBJECT: envSetting.text(),
+    GSC_ALLOW_WRITE: envSetting.text(),
+    GSC_ALLOW_DESTRUCTIVE: envSetting.text(),
+    GSC_ALLOWED_SITES: envSetting.text(),
+    GSC_DATA_STATE: envSetting.oneOf(['all', 'final']),
+    GSC_TIMEOUT_MS: envSetting.int(1_000, 120_000),
+    GSC_MAX_ROWS: envSetting.int(1, 1_000_000),
+  })
+  .partial();
 
 /** The settings as the schema leaves them: each present one already checked for form. */
 export type GscEnv = z.output<typeof gscSettings>;

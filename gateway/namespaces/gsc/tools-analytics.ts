@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import {
   API_PAGE,
@@ -17,7 +17,7 @@ import {
 } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
 import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
-import { type GscToolDeps, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
 
 export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
   return [
@@ -30,8 +30,7 @@ export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
 
 function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  const defaultState = () => settings.dataState;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_search_analytics,
     input: z.object({
       site_url: siteUrl,
@@ -45,8 +44,7 @@ function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
       row_count: z.number(),
       rows: z.array(rowSchema),
     }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range = lastDays(now(), args.days);
       const dims = parseDimensions(args.dimensions);
       const rowLimit = args.row_limit === undefined || args.row_limit <= 0 ? 20 : args.row_limit;
@@ -62,7 +60,7 @@ function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
           endDate: range.end,
           dimensions: dims,
           rowLimit,
-          dataState: defaultState(),
+          dataState: settings.dataState,
         },
         signal,
       );
@@ -113,13 +111,11 @@ const advancedSearchAnalyticsOutput = z.object({
 
 function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  const defaultState = () => settings.dataState;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_advanced_search_analytics,
     input: advancedSearchAnalyticsInput,
     output: advancedSearchAnalyticsOutput,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range = explicitRange(now(), args.start_date, args.end_date);
       const dims = parseDimensions(args.dimensions);
       const rowLimit =
@@ -135,7 +131,7 @@ function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
       }
       const groups = filterGroups(filters);
       const type = parseSearchType(args.search_type);
-      const state = parseDataState(args.data_state, defaultState());
+      const state = parseDataState(args.data_state, settings.dataState);
       const response = await client.query(
         site,
         {
@@ -179,8 +175,7 @@ function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
 
 function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  const defaultState = () => settings.dataState;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_performance_overview,
     input: z.object({ site_url: siteUrl, days }),
     output: z.object({
@@ -196,10 +191,9 @@ function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
         }),
       ),
     }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range = lastDays(now(), args.days);
-      const base = { startDate: range.start, endDate: range.end, dataState: defaultState() };
+      const base = { startDate: range.start, endDate: range.end, dataState: settings.dataState };
       const [overall, daily] = await Promise.all([
         client.query(site, { ...base, rowLimit: 1 }, signal),
         client.query(site, { ...base, dimensions: ['date'], rowLimit: 1000 }, signal),
@@ -222,8 +216,7 @@ function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
 
 function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  const defaultState = () => settings.dataState;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_search_by_page_query,
     input: z.object({
       site_url: siteUrl,
@@ -238,8 +231,7 @@ function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
       row_count: z.number(),
       rows: z.array(rowSchema),
     }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range = lastDays(now(), args.days);
       const rowLimit = Math.min(
         args.row_limit === undefined || args.row_limit <= 0 ? 20 : args.row_limit,
@@ -248,7 +240,7 @@ function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
       const base = {
         startDate: range.start,
         endDate: range.end,
-        dataState: defaultState(),
+        dataState: settings.dataState,
         dimensionFilterGroups: filterGroups([
           { dimension: 'page', operator: 'equals', expression: args.page_url },
         ]),

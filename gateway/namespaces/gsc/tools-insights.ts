@@ -1,10 +1,10 @@
 /** Analyses built on search analytics rows. Heuristics, labelled as such in their results. */
 import { z } from 'zod';
-import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { ToolDefinition } from '../../mcp/tool.ts';
 import { addDays } from '../../upstream/pacific.ts';
 import { API_PAGE, comparePeriods, fetchRows, lastDays, mapRow, type Row, rowSchema } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
-import { type GscToolDeps, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
 
 /** Rough organic CTR by position (percent), used only to flag pages far below it. */
 function expectedCtr(position: number): number {
@@ -49,7 +49,7 @@ function rowsOf(deps: GscToolDeps) {
 function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_find_opportunities,
     input: z.object({
       site_url: siteUrl,
@@ -65,8 +65,7 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
       low_ctr: z.array(rowSchema.extend({ expected_ctr: z.number() })),
       method: z.string(),
     }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range = lastDays(now(), args.days);
       const minImpressions = args.min_impressions ?? 100;
       const n = args.limit ?? 20;
@@ -97,7 +96,7 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
 function contentDecayTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_content_decay,
     input: z.object({
       site_url: siteUrl,
@@ -121,8 +120,7 @@ function contentDecayTool(deps: GscToolDeps): ToolDefinition {
         }),
       ),
     }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const current = lastDays(now(), args.days);
       const previousEnd = addDays(current.start, -1);
       const previousStart = addDays(previousEnd, -(current.days - 1));
@@ -189,12 +187,11 @@ const cannibalizationOutput = z.object({
 function cannibalizationTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_cannibalization,
     input: cannibalizationInput,
     output: cannibalizationOutput,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range = lastDays(now(), args.days);
       const minImpressions = args.min_impressions ?? 50;
       const minShare = args.min_share_pct ?? 10;

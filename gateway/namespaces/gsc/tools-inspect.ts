@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, type ToolDefinition, ToolError } from '../../mcp/tool.ts';
+import { type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { INSPECT_CONCURRENCY, MAX_BATCH_URLS, TOOLS } from './catalog.ts';
-import { type GscToolDeps, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
 
 type Obj = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
@@ -100,28 +100,26 @@ export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
 
 function inspectUrlTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_inspect_url,
     input: z.object({ site_url: siteUrl, page_url: z.string().min(1), language_code: languageCode }),
     output: inspectionSchema,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const response = await client.inspect(site, args.page_url, args.language_code, signal);
       return flattenInspection(args.page_url, response.inspectionResult);
     },
   });
 }
 
-/** batch, bound to the namespace's clients: the tools that share it build it here. */
+/** batch, bound to the namespace's client: the tools that share it build it here. */
 function batchOf(deps: GscToolDeps) {
   const { client } = deps;
   async function batch(
-    siteUrlArg: string,
+    site: string,
     urlsArg: string | string[],
     lang: string | undefined,
     signal: AbortSignal,
   ) {
-    const site = deps.site(siteUrlArg);
     const urls = parseUrls(urlsArg);
     if (urls.length === 0)
       throw new UpstreamError('INVALID_ARGUMENT', 'urls is empty: give at least one URL.');
@@ -140,14 +138,14 @@ function batchOf(deps: GscToolDeps) {
         return { url, error: e.message, ...(e instanceof ToolError ? { error_code: e.code } : {}) };
       }
     });
-    return { site, results };
+    return results;
   }
   return batch;
 }
 
 function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
   const batch = batchOf(deps);
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_batch_inspect_urls,
     input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
     output: z.object({
@@ -156,8 +154,8 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
       error_count: z.number(),
       results: z.array(batchItem),
     }),
-    async handler(args, { signal }) {
-      const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
+    async run(args, site, signal) {
+      const results = await batch(site, args.urls, args.language_code, signal);
       return {
         site_url: site,
         count: results.length,
@@ -170,7 +168,7 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
 
 function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
   const batch = batchOf(deps);
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_check_indexing_issues,
     input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
     output: z.object({
@@ -186,8 +184,8 @@ function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
       }),
       results: z.array(batchItem),
     }),
-    async handler(args, { signal }) {
-      const { site, results } = await batch(args.site_url, args.urls, args.language_code, signal);
+    async run(args, site, signal) {
+      const results = await batch(site, args.urls, args.language_code, signal);
       const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));
       return {
         site_url: site,

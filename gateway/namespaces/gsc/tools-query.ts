@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import {
   API_PAGE,
@@ -22,7 +22,7 @@ import {
 import { TOOLS } from './catalog.ts';
 import type { QueryBody } from './client.ts';
 import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
-import { type GscToolDeps, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
 
 /** The raw query and period comparison: the two analytics tools with the most arguments. */
 export function queryTools(deps: GscToolDeps): ToolDefinition[] {
@@ -61,13 +61,11 @@ const comparePeriodsOutput = z.object({
 
 function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
-  const defaultState = () => settings.dataState;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_compare_periods,
     input: comparePeriodsInput,
     output: comparePeriodsOutput,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const p1 = [
         checkDate(args.period1_start, 'period1_start'),
         checkDate(args.period1_end, 'period1_end'),
@@ -78,7 +76,7 @@ function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
       ] as [string, string];
       const dims = parseDimensions(args.dimensions);
       const type = parseSearchType(args.search_type);
-      const state = parseDataState(args.data_state, defaultState());
+      const state = parseDataState(args.data_state, settings.dataState);
       const body = (range: [string, string]): QueryBody => ({
         startDate: range[0],
         endDate: range[1],
@@ -148,20 +146,21 @@ const queryOutput = z.object({
 
 function queryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  const defaultState = () => settings.dataState;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_query,
     input: queryInput,
     output: queryOutput,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const range =
         args.start_date || args.end_date
           ? explicitRange(now(), args.start_date, args.end_date)
           : lastDays(now(), args.days);
       const dims = parseDimensions(args.dimensions, []);
       const type = parseSearchType(args.search_type);
-      const state = parseDataState(args.data_state, dims.includes('hour') ? 'hourly_all' : defaultState());
+      const state = parseDataState(
+        args.data_state,
+        dims.includes('hour') ? 'hourly_all' : settings.dataState,
+      );
       if (dims.includes('hour') && state !== 'hourly_all') {
         throw new UpstreamError('INVALID_ARGUMENT', 'The hour dimension needs data_state hourly_all.');
       }

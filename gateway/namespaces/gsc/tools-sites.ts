@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { requireReady } from '../../upstream/namespace-kit.ts';
+import type { ToolAbout } from '../../upstream/tool-catalog.ts';
 import { TOOLS } from './catalog.ts';
 import type { GscClient } from './client.ts';
 import type { GscSettings } from './settings.ts';
@@ -34,6 +35,26 @@ export function makeDeps(client: GscClient, settings: GscSettings, now: () => nu
       return site;
     },
   };
+}
+
+interface SiteToolSpec<In extends z.ZodObject, Out extends z.ZodType> extends ToolAbout {
+  input: In;
+  output: Out;
+  /** The handler, given the property already checked for readiness and the allowlist. */
+  run(args: z.output<In>, site: string, signal: AbortSignal): Promise<z.output<Out>>;
+}
+
+/** A tool about one property (`site_url`): each checks the property before anything else. */
+export function siteTool<In extends z.ZodObject, Out extends z.ZodType>(
+  deps: GscToolDeps,
+  spec: SiteToolSpec<In, Out>,
+): ToolDefinition {
+  const { run, ...tool } = spec;
+  return defineTool({
+    ...tool,
+    handler: async (args, { signal }) =>
+      run(args, deps.site((args as { site_url: string }).site_url), signal),
+  });
 }
 
 export const siteUrl = z
@@ -109,12 +130,12 @@ export function siteTools(deps: GscToolDeps): ToolDefinition[] {
   return [
     listPropertiesTool(deps),
     getSiteDetailsTool(deps),
-    addSiteTool(deps),
-    deleteSiteTool(deps),
+    changeTool(deps, ADD_SITE),
+    changeTool(deps, DELETE_SITE),
     listSitemapsTool(deps),
     getSitemapTool(deps),
-    submitSitemapTool(deps),
-    deleteSitemapTool(deps),
+    changeTool(deps, SUBMIT_SITEMAP),
+    changeTool(deps, DELETE_SITEMAP),
   ];
 }
 
@@ -140,51 +161,20 @@ function listPropertiesTool(deps: GscToolDeps): ToolDefinition {
 
 function getSiteDetailsTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_get_site_details,
     input: z.object({ site_url: siteUrl }),
     output: z.object({ site_url: z.string(), permission_level: z.string() }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(_args, site, signal) {
       const entry = await client.getSite(site, signal);
       return { site_url: entry.siteUrl ?? site, permission_level: entry.permissionLevel };
     },
   });
 }
 
-function addSiteTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings } = deps;
-  return defineTool({
-    ...TOOLS.gsc_add_site,
-    input: z.object({ site_url: siteUrl }),
-    output: statusResult,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
-      gate(settings, 'write', 'gsc_add_site');
-      await client.addSite(site, signal);
-      return { status: 'ok' as const, site_url: site, message: 'property added' };
-    },
-  });
-}
-
-function deleteSiteTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings } = deps;
-  return defineTool({
-    ...TOOLS.gsc_delete_site,
-    input: z.object({ site_url: siteUrl }),
-    output: statusResult,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
-      gate(settings, 'delete', 'gsc_delete_site');
-      await client.deleteSite(site, signal);
-      return { status: 'ok' as const, site_url: site, message: 'property removed' };
-    },
-  });
-}
-
 function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_list_sitemaps,
     input: z.object({ site_url: siteUrl, sitemap_index: z.string().optional() }),
     output: z.object({
@@ -193,8 +183,7 @@ function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
       pending_count: z.number(),
       sitemaps: z.array(sitemapSchema),
     }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       const sitemaps = ((await client.listSitemaps(site, args.sitemap_index, signal)).sitemap ?? []).map(
         mapSitemap,
       );
@@ -210,43 +199,63 @@ function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
 
 function getSitemapTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return defineTool({
+  return siteTool(deps, {
     ...TOOLS.gsc_get_sitemap,
     input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
     output: sitemapSchema.extend({ site_url: z.string() }),
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
+    async run(args, site, signal) {
       return { site_url: site, ...mapSitemap(await client.getSitemap(site, args.sitemap_url, signal)) };
     },
   });
 }
 
-function submitSitemapTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings } = deps;
-  return defineTool({
-    ...TOOLS.gsc_submit_sitemap,
-    input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
-    output: statusResult,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
-      gate(settings, 'write', 'gsc_submit_sitemap');
-      await client.submitSitemap(site, args.sitemap_url, signal);
-      return { status: 'ok' as const, site_url: site, message: `sitemap submitted: ${args.sitemap_url}` };
-    },
-  });
+/** A tool that changes the account: one property, or one sitemap of it. */
+interface Change {
+  about: ToolAbout;
+  sitemap: boolean;
+  run(client: GscClient, site: string, sitemap: string, signal: AbortSignal): Promise<unknown>;
+  message(sitemap: string): string;
 }
 
-function deleteSitemapTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings } = deps;
-  return defineTool({
-    ...TOOLS.gsc_delete_sitemap,
-    input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+const ADD_SITE: Change = {
+  about: TOOLS.gsc_add_site,
+  sitemap: false,
+  run: (client, site, _sitemap, signal) => client.addSite(site, signal),
+  message: () => 'property added',
+};
+const DELETE_SITE: Change = {
+  about: TOOLS.gsc_delete_site,
+  sitemap: false,
+  run: (client, site, _sitemap, signal) => client.deleteSite(site, signal),
+  message: () => 'property removed',
+};
+const SUBMIT_SITEMAP: Change = {
+  about: TOOLS.gsc_submit_sitemap,
+  sitemap: true,
+  run: (client, site, sitemap, signal) => client.submitSitemap(site, sitemap, signal),
+  message: (sitemap) => `sitemap submitted: ${sitemap}`,
+};
+const DELETE_SITEMAP: Change = {
+  about: TOOLS.gsc_delete_sitemap,
+  sitemap: true,
+  run: (client, site, sitemap, signal) => client.deleteSitemap(site, sitemap, signal),
+  message: (sitemap) => `sitemap deleted: ${sitemap}`,
+};
+
+/** Every change is gated: a destructive one by GSC_ALLOW_DESTRUCTIVE, the others by GSC_ALLOW_WRITE. */
+function changeTool(deps: GscToolDeps, change: Change): ToolDefinition {
+  const input = change.sitemap
+    ? z.object({ site_url: siteUrl, sitemap_url: sitemapUrl })
+    : z.object({ site_url: siteUrl });
+  return siteTool(deps, {
+    ...change.about,
+    input,
     output: statusResult,
-    async handler(args, { signal }) {
-      const site = deps.site(args.site_url);
-      gate(settings, 'delete', 'gsc_delete_sitemap');
-      await client.deleteSitemap(site, args.sitemap_url, signal);
-      return { status: 'ok' as const, site_url: site, message: `sitemap deleted: ${args.sitemap_url}` };
+    async run(args, site, signal) {
+      const sitemap = (args as { sitemap_url?: string }).sitemap_url ?? '';
+      gate(deps.settings, change.about.annotations.destructiveHint ? 'delete' : 'write', change.about.name);
+      await change.run(deps.client, site, sitemap, signal);
+      return { status: 'ok' as const, site_url: site, message: change.message(sitemap) };
     },
   });
 }
