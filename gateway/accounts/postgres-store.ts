@@ -10,28 +10,11 @@ import {
   runPgMigrations,
   withPgTransaction,
 } from '../store/index.ts';
-import { graceSecretsSchema, LIMITS_V2 } from './rows.ts';
+import { accountsSchema, graceSecretsSchema, LIMITS_V2 } from './rows.ts';
 import { type Op, POSTGRES } from './sql.ts';
 import { SqlStateStore } from './sql-store.ts';
 
-const SCHEMA_V1 = `
-CREATE TABLE accounts (
-  id TEXT PRIMARY KEY,
-  email TEXT NOT NULL UNIQUE,
-  password_hash TEXT,
-  admin BOOLEAN NOT NULL DEFAULT FALSE,
-  created_at TEXT NOT NULL,
-  disabled_at TEXT,
-  oidc_subject TEXT UNIQUE,
-  failed_sign_ins INTEGER NOT NULL DEFAULT 0,
-  locked_until TEXT);
-CREATE TABLE sessions (
-  id_hash BYTEA PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  csrf_token TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  expires_at TEXT NOT NULL);
-CREATE INDEX sessions_account ON sessions(account_id);
+const SCHEMA_V1 = `${accountsSchema(POSTGRES)}
 CREATE TABLE api_keys (
   id TEXT PRIMARY KEY,
   key_hash BYTEA NOT NULL UNIQUE,

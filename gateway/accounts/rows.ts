@@ -6,6 +6,28 @@ import { randomBytes } from 'node:crypto';
 import { parseStoredLimits } from '../core/key-limits.ts';
 import { parseStoredScopes } from '../core/scopes.ts';
 import type { Account, AccountSecrets, ApiKeyRecord, KeyPrincipal } from './model.ts';
+import type { Dialect } from './sql.ts';
+
+/** Version 1's accounts and sessions: one shape in both adapters, in each one's column types. */
+export function accountsSchema(dialect: Dialect): string {
+  return `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE,
+     password_hash TEXT,
+     admin ${dialect.booleanType} NOT NULL DEFAULT ${dialect.boolean(false)},
+     created_at TEXT NOT NULL,
+     disabled_at TEXT,
+     oidc_subject TEXT UNIQUE,
+     failed_sign_ins INTEGER NOT NULL DEFAULT 0,
+     locked_until TEXT);
+   CREATE TABLE sessions (
+     id_hash ${dialect.blob} PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     csrf_token TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL);
+   CREATE INDEX sessions_account ON sessions(account_id);`;
+}
 
 /** Limits live beside scopes; usage counters are per key, UTC day and quota name. */
 export const LIMITS_V2 = `ALTER TABLE api_keys ADD COLUMN limits TEXT NOT NULL DEFAULT '{}';

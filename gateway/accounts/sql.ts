@@ -48,6 +48,8 @@ export interface Dialect {
   lockRows(alias: string): string;
   /** The column type of a hashed secret. */
   readonly blob: 'BLOB' | 'BYTEA';
+  /** The column type of a flag: SQLite has no BOOLEAN. */
+  readonly booleanType: 'INTEGER' | 'BOOLEAN';
 }
 
 export const SQLITE: Dialect = {
@@ -55,6 +57,7 @@ export const SQLITE: Dialect = {
   boolean: (value) => (value ? 1 : 0),
   lockRows: () => '',
   blob: 'BLOB',
+  booleanType: 'INTEGER',
 };
 
 export const POSTGRES: Dialect = {
@@ -62,4 +65,5 @@ export const POSTGRES: Dialect = {
   boolean: (value) => value,
   lockRows: (alias) => ` FOR UPDATE OF ${alias}`,
   blob: 'BYTEA',
+  booleanType: 'BOOLEAN',
 };

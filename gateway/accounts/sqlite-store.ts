@@ -5,7 +5,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import { openSqlite, runSqliteMigrations, type SqliteDatabase } from '../store/index.ts';
-import { graceSecretsSchema, LIMITS_V2 } from './rows.ts';
+import { accountsSchema, graceSecretsSchema, LIMITS_V2 } from './rows.ts';
 import { type Op, SQLITE, type Step } from './sql.ts';
 import { SqlStateStore } from './sql-store.ts';
 
@@ -13,23 +13,7 @@ import { SqlStateStore } from './sql-store.ts';
 const ACCOUNTS_V1 = `CREATE TABLE IF NOT EXISTS api_keys (
      id TEXT PRIMARY KEY, key_hash BLOB NOT NULL UNIQUE, label TEXT NOT NULL, owner TEXT,
      created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT);
-   CREATE TABLE accounts (
-     id TEXT PRIMARY KEY,
-     email TEXT NOT NULL UNIQUE,
-     password_hash TEXT,
-     admin INTEGER NOT NULL DEFAULT 0,
-     created_at TEXT NOT NULL,
-     disabled_at TEXT,
-     oidc_subject TEXT UNIQUE,
-     failed_sign_ins INTEGER NOT NULL DEFAULT 0,
-     locked_until TEXT);
-   CREATE TABLE sessions (
-     id_hash BLOB PRIMARY KEY,
-     account_id TEXT NOT NULL REFERENCES accounts(id),
-     csrf_token TEXT NOT NULL,
-     created_at TEXT NOT NULL,
-     expires_at TEXT NOT NULL);
-   CREATE INDEX sessions_account ON sessions(account_id);
+   ${accountsSchema(SQLITE)}
    ALTER TABLE api_keys ADD COLUMN account_id TEXT REFERENCES accounts(id);
    ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT '{}';
    ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
