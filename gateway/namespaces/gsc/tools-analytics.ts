@@ -17,7 +17,7 @@ import {
 } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
 import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
-import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
 export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
   return [
@@ -30,14 +30,12 @@ export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
 
 function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_search_analytics,
-    input: z.object({
-      site_url: siteUrl,
+  return siteTool(deps, TOOLS.gsc_search_analytics, {
+    input: {
       days,
       dimensions,
       row_limit: z.number().int().optional().describe('Rows to return (default 20, at most 25,000).'),
-    }),
+    },
     output: z.object({
       ...rangeShape,
       dimensions: z.array(z.string()),
@@ -78,8 +76,7 @@ function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   });
 }
 
-const advancedSearchAnalyticsInput = z.object({
-  site_url: siteUrl,
+const advancedSearchAnalyticsInput = {
   start_date: z.string().optional(),
   end_date: z.string().optional(),
   dimensions,
@@ -93,7 +90,7 @@ const advancedSearchAnalyticsInput = z.object({
   filter_expression: z.string().optional(),
   filters: z.array(filterInput).optional(),
   data_state: dataState,
-});
+};
 
 const advancedSearchAnalyticsOutput = z.object({
   ...rangeShape,
@@ -111,8 +108,7 @@ const advancedSearchAnalyticsOutput = z.object({
 
 function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_advanced_search_analytics,
+  return siteTool(deps, TOOLS.gsc_advanced_search_analytics, {
     input: advancedSearchAnalyticsInput,
     output: advancedSearchAnalyticsOutput,
     async run(args, site, signal) {
@@ -175,9 +171,8 @@ function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
 
 function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_performance_overview,
-    input: z.object({ site_url: siteUrl, days }),
+  return siteTool(deps, TOOLS.gsc_performance_overview, {
+    input: { days },
     output: z.object({
       ...rangeShape,
       totals: rowSchema.omit({ keys: true }),
@@ -216,14 +211,12 @@ function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
 
 function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_search_by_page_query,
-    input: z.object({
-      site_url: siteUrl,
+  return siteTool(deps, TOOLS.gsc_search_by_page_query, {
+    input: {
       page_url: z.string().min(1),
       days,
       row_limit: z.number().int().optional().describe('Default 20, at most 25,000.'),
-    }),
+    },
     output: z.object({
       ...rangeShape,
       page_url: z.string(),

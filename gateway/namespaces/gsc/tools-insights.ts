@@ -4,7 +4,7 @@ import type { ToolDefinition } from '../../mcp/tool.ts';
 import { addDays } from '../../upstream/pacific.ts';
 import { API_PAGE, comparePeriods, fetchRows, lastDays, mapRow, type Row, rowSchema } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
-import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
 /** Rough organic CTR by position (percent), used only to flag pages far below it. */
 function expectedCtr(position: number): number {
@@ -49,14 +49,12 @@ function rowsOf(deps: GscToolDeps) {
 function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
-  return siteTool(deps, {
-    ...TOOLS.gsc_find_opportunities,
-    input: z.object({
-      site_url: siteUrl,
+  return siteTool(deps, TOOLS.gsc_find_opportunities, {
+    input: {
       days,
       min_impressions: z.number().int().min(0).optional(),
       limit,
-    }),
+    },
     output: z.object({
       site_url: z.string(),
       start_date: z.string(),
@@ -96,15 +94,13 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
 function contentDecayTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
-  return siteTool(deps, {
-    ...TOOLS.gsc_content_decay,
-    input: z.object({
-      site_url: siteUrl,
+  return siteTool(deps, TOOLS.gsc_content_decay, {
+    input: {
       days,
       min_clicks: z.number().int().min(0).optional(),
       min_drop_pct: z.number().min(0).max(100).optional(),
       limit,
-    }),
+    },
     output: z.object({
       site_url: z.string(),
       current: z.tuple([z.string(), z.string()]),
@@ -153,13 +149,12 @@ function contentDecayTool(deps: GscToolDeps): ToolDefinition {
   });
 }
 
-const cannibalizationInput = z.object({
-  site_url: siteUrl,
+const cannibalizationInput = {
   days,
   min_impressions: z.number().int().min(0).optional().describe('Per query (default 50).'),
   min_share_pct: z.number().min(0).max(100).optional(),
   limit,
-});
+};
 
 const cannibalizationOutput = z.object({
   site_url: z.string(),
@@ -187,8 +182,7 @@ const cannibalizationOutput = z.object({
 function cannibalizationTool(deps: GscToolDeps): ToolDefinition {
   const { now } = deps;
   const rows = rowsOf(deps);
-  return siteTool(deps, {
-    ...TOOLS.gsc_cannibalization,
+  return siteTool(deps, TOOLS.gsc_cannibalization, {
     input: cannibalizationInput,
     output: cannibalizationOutput,
     async run(args, site, signal) {

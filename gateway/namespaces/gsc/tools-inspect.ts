@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { INSPECT_CONCURRENCY, MAX_BATCH_URLS, TOOLS } from './catalog.ts';
-import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
 type Obj = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
@@ -100,9 +100,8 @@ export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
 
 function inspectUrlTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_inspect_url,
-    input: z.object({ site_url: siteUrl, page_url: z.string().min(1), language_code: languageCode }),
+  return siteTool(deps, TOOLS.gsc_inspect_url, {
+    input: { page_url: z.string().min(1), language_code: languageCode },
     output: inspectionSchema,
     async run(args, site, signal) {
       const response = await client.inspect(site, args.page_url, args.language_code, signal);
@@ -145,9 +144,8 @@ function batchOf(deps: GscToolDeps) {
 
 function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
   const batch = batchOf(deps);
-  return siteTool(deps, {
-    ...TOOLS.gsc_batch_inspect_urls,
-    input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
+  return siteTool(deps, TOOLS.gsc_batch_inspect_urls, {
+    input: { urls: urlsInput, language_code: languageCode },
     output: z.object({
       site_url: z.string(),
       count: z.number(),
@@ -168,9 +166,8 @@ function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
 
 function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
   const batch = batchOf(deps);
-  return siteTool(deps, {
-    ...TOOLS.gsc_check_indexing_issues,
-    input: z.object({ site_url: siteUrl, urls: urlsInput, language_code: languageCode }),
+  return siteTool(deps, TOOLS.gsc_check_indexing_issues, {
+    input: { urls: urlsInput, language_code: languageCode },
     output: z.object({
       site_url: z.string(),
       summary: z.object({

@@ -22,15 +22,14 @@ import {
 import { TOOLS } from './catalog.ts';
 import type { QueryBody } from './client.ts';
 import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
-import { type GscToolDeps, siteTool, siteUrl } from './tools-sites.ts';
+import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
 /** The raw query and period comparison: the two analytics tools with the most arguments. */
 export function queryTools(deps: GscToolDeps): ToolDefinition[] {
   return [comparePeriodsTool(deps), queryTool(deps)];
 }
 
-const comparePeriodsInput = z.object({
-  site_url: siteUrl,
+const comparePeriodsInput = {
   period1_start: z.string(),
   period1_end: z.string(),
   period2_start: z.string(),
@@ -47,7 +46,7 @@ const comparePeriodsInput = z.object({
     .max(API_PAGE)
     .optional()
     .describe('Rows fetched per period (default 5,000).'),
-});
+};
 
 const comparePeriodsOutput = z.object({
   site_url: z.string(),
@@ -61,8 +60,7 @@ const comparePeriodsOutput = z.object({
 
 function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_compare_periods,
+  return siteTool(deps, TOOLS.gsc_compare_periods, {
     input: comparePeriodsInput,
     output: comparePeriodsOutput,
     async run(args, site, signal) {
@@ -118,8 +116,7 @@ function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
   });
 }
 
-const queryInput = z.object({
-  site_url: siteUrl,
+const queryInput = {
   start_date: z.string().optional(),
   end_date: z.string().optional(),
   days,
@@ -130,7 +127,7 @@ const queryInput = z.object({
   data_state: dataState,
   start_row: z.number().int().min(0).optional(),
   max_rows: z.number().int().min(1).optional(),
-});
+};
 
 const queryOutput = z.object({
   ...rangeShape,
@@ -146,8 +143,7 @@ const queryOutput = z.object({
 
 function queryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_query,
+  return siteTool(deps, TOOLS.gsc_query, {
     input: queryInput,
     output: queryOutput,
     async run(args, site, signal) {

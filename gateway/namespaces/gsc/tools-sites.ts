@@ -37,32 +37,35 @@ export function makeDeps(client: GscClient, settings: GscSettings, now: () => nu
   };
 }
 
-interface SiteToolSpec<In extends z.ZodObject, Out extends z.ZodType> extends ToolAbout {
-  input: In;
-  output: Out;
-  /** The handler, given the property already checked for readiness and the allowlist. */
-  run(args: z.output<In>, site: string, signal: AbortSignal): Promise<z.output<Out>>;
-}
-
-/** A tool about one property (`site_url`): each checks the property before anything else. */
-export function siteTool<In extends z.ZodObject, Out extends z.ZodType>(
-  deps: GscToolDeps,
-  spec: SiteToolSpec<In, Out>,
-): ToolDefinition {
-  const { run, ...tool } = spec;
-  return defineTool({
-    ...tool,
-    handler: async (args, { signal }) =>
-      run(args, deps.site((args as { site_url: string }).site_url), signal),
-  });
-}
-
 export const siteUrl = z
   .string()
   .min(1)
   .describe(
     'Property exactly as Search Console names it: "sc-domain:example.com" or "https://www.example.com/" (trailing slash).',
   );
+interface SiteToolSpec<Shape extends z.ZodRawShape, Out extends z.ZodType> {
+  /** The arguments after `site_url`, which every tool about one property takes first. */
+  input: Shape;
+  output: Out;
+  /** The handler, given the property already checked for readiness and the allowlist. */
+  run(args: z.output<z.ZodObject<Shape>>, site: string, signal: AbortSignal): Promise<z.output<Out>>;
+}
+
+/** A tool about one property: `site_url` first in its input, checked before anything else runs. */
+export function siteTool<Shape extends z.ZodRawShape, Out extends z.ZodType>(
+  deps: GscToolDeps,
+  about: ToolAbout,
+  spec: SiteToolSpec<Shape, Out>,
+): ToolDefinition {
+  return defineTool({
+    ...about,
+    input: z.object({ site_url: siteUrl, ...spec.input }),
+    output: spec.output,
+    handler: async (args, { signal }) =>
+      spec.run(args as never, deps.site((args as { site_url: string }).site_url), signal),
+  });
+}
+
 const sitemapUrl = z
   .string()
   .min(1)
@@ -161,9 +164,8 @@ function listPropertiesTool(deps: GscToolDeps): ToolDefinition {
 
 function getSiteDetailsTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_get_site_details,
-    input: z.object({ site_url: siteUrl }),
+  return siteTool(deps, TOOLS.gsc_get_site_details, {
+    input: {},
     output: z.object({ site_url: z.string(), permission_level: z.string() }),
     async run(_args, site, signal) {
       const entry = await client.getSite(site, signal);
@@ -174,9 +176,8 @@ function getSiteDetailsTool(deps: GscToolDeps): ToolDefinition {
 
 function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_list_sitemaps,
-    input: z.object({ site_url: siteUrl, sitemap_index: z.string().optional() }),
+  return siteTool(deps, TOOLS.gsc_list_sitemaps, {
+    input: { sitemap_index: z.string().optional() },
     output: z.object({
       site_url: z.string(),
       count: z.number(),
@@ -199,9 +200,8 @@ function listSitemapsTool(deps: GscToolDeps): ToolDefinition {
 
 function getSitemapTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
-  return siteTool(deps, {
-    ...TOOLS.gsc_get_sitemap,
-    input: z.object({ site_url: siteUrl, sitemap_url: sitemapUrl }),
+  return siteTool(deps, TOOLS.gsc_get_sitemap, {
+    input: { sitemap_url: sitemapUrl },
     output: sitemapSchema.extend({ site_url: z.string() }),
     async run(args, site, signal) {
       return { site_url: site, ...mapSitemap(await client.getSitemap(site, args.sitemap_url, signal)) };
@@ -244,12 +244,8 @@ const DELETE_SITEMAP: Change = {
 
 /** Every change is gated: a destructive one by GSC_ALLOW_DESTRUCTIVE, the others by GSC_ALLOW_WRITE. */
 function changeTool(deps: GscToolDeps, change: Change): ToolDefinition {
-  const input = change.sitemap
-    ? z.object({ site_url: siteUrl, sitemap_url: sitemapUrl })
-    : z.object({ site_url: siteUrl });
-  return siteTool(deps, {
-    ...change.about,
-    input,
+  return siteTool(deps, change.about, {
+    input: change.sitemap ? { sitemap_url: sitemapUrl } : {},
     output: statusResult,
     async run(args, site, signal) {
       const sitemap = (args as { sitemap_url?: string }).sitemap_url ?? '';
