@@ -8,9 +8,9 @@
  * gateway asks only when METRICS_PORT is set. Calls answered before that are kept, up to
  * PENDING_MAX, and counted when it loads: a scrape then shows them as if counted live.
  */
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { lazyRequire } from '../shared/lazy-require.ts';
-import { metricMaker } from '../shared/metrics.ts';
+import { declareMetrics, type Metrics } from '../shared/metrics.ts';
 
 const promClient = lazyRequire<typeof import('prom-client')>('prom-client');
 
@@ -19,50 +19,55 @@ const PENDING_MAX = 4096;
 
 type Observation = [method: 'publish' | 'consume', outcome: string, seconds: number];
 
+const WORKER_METRICS = {
+  publishes: {
+    kind: 'counter',
+    name: 'mcp_broker_publish_total',
+    help: 'Publish calls the broker worker answered, by outcome (ok or the IPC error code)',
+    labelNames: ['outcome'],
+  },
+  publishSeconds: {
+    kind: 'histogram',
+    name: 'mcp_broker_publish_duration_seconds',
+    help: 'Time the broker worker took to answer a publish call',
+  },
+  polls: {
+    kind: 'counter',
+    name: 'mcp_broker_polls_total',
+    help: 'Consume (poll) calls the broker worker answered, by outcome (ok or the IPC error code)',
+    labelNames: ['outcome'],
+  },
+  pollSeconds: {
+    kind: 'histogram',
+    name: 'mcp_broker_poll_duration_seconds',
+    help: 'Time the broker worker took to answer a poll, its wait for messages included',
+  },
+  queueDepth: {
+    kind: 'gauge',
+    name: 'mcp_broker_ipc_queue_depth',
+    help: 'IPC calls received by the broker worker and not yet answered',
+  },
+} as const;
+
 class LoadedMetrics {
   readonly registry: Registry;
-  private readonly publishes: Counter<'outcome'>;
-  private readonly publishSeconds: Histogram;
-  private readonly polls: Counter<'outcome'>;
-  private readonly pollSeconds: Histogram;
+  private readonly metrics: Metrics<typeof WORKER_METRICS>;
 
   constructor(queueDepth: () => number) {
     const prom = promClient();
     this.registry = new prom.Registry();
-    const make = metricMaker(prom, this.registry);
-    this.publishes = make.counter(
-      'mcp_broker_publish_total',
-      'Publish calls the broker worker answered, by outcome (ok or the IPC error code)',
-      ['outcome'],
-    );
-    this.publishSeconds = make.histogram(
-      'mcp_broker_publish_duration_seconds',
-      'Time the broker worker took to answer a publish call',
-    );
-    this.polls = make.counter(
-      'mcp_broker_polls_total',
-      'Consume (poll) calls the broker worker answered, by outcome (ok or the IPC error code)',
-      ['outcome'],
-    );
-    this.pollSeconds = make.histogram(
-      'mcp_broker_poll_duration_seconds',
-      'Time the broker worker took to answer a poll, its wait for messages included',
-    );
-    make.gauge(
-      'mcp_broker_ipc_queue_depth',
-      'IPC calls received by the broker worker and not yet answered',
-      queueDepth,
-    );
+    this.metrics = declareMetrics(prom, this.registry, WORKER_METRICS, { queueDepth });
     prom.collectDefaultMetrics({ register: this.registry, prefix: 'broker_worker_' });
   }
 
   observe([method, outcome, seconds]: Observation): void {
+    const metrics = this.metrics;
     if (method === 'publish') {
-      this.publishes.inc({ outcome });
-      this.publishSeconds.observe(seconds);
+      metrics.publishes.inc({ outcome });
+      metrics.publishSeconds.observe(seconds);
     } else {
-      this.polls.inc({ outcome });
-      this.pollSeconds.observe(seconds);
+      metrics.polls.inc({ outcome });
+      metrics.pollSeconds.observe(seconds);
     }
   }
 }

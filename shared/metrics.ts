@@ -1,42 +1,63 @@
 /**
  * How the gateway and the broker worker declare their Prometheus metrics: each process keeps
- * its own registry and names, and both declare a metric the same way here. prom-client comes
- * in as an argument, not an import, because the worker loads it only on its first scrape.
+ * its own registry and its own table of metrics, and both turn a table into metrics here.
+ * prom-client comes in as an argument, not an import, because the worker loads it only on its
+ * first scrape.
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 type PromClient = Pick<typeof import('prom-client'), 'Counter' | 'Gauge' | 'Histogram'>;
 
 /** The MCP semantic conventions' buckets: long polls last up to minutes. */
-export const DURATION_BUCKETS = [
-  0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300,
-];
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
-export interface MetricMaker {
-  counter<L extends string = never>(name: string, help: string, labelNames?: L[]): Counter<L>;
-  /** In seconds, over DURATION_BUCKETS. */
-  histogram<L extends string = never>(name: string, help: string, labelNames?: L[]): Histogram<L>;
-  /** `read`, when given, sets the value at each scrape. */
-  gauge(name: string, help: string, read?: () => number): Gauge;
+/** One metric: a histogram measures seconds, over DURATION_BUCKETS. */
+export interface MetricSpec {
+  kind: 'counter' | 'histogram' | 'gauge';
+  name: string;
+  help: string;
+  labelNames?: readonly string[];
 }
 
-/** Declares metrics into one registry. */
-export function metricMaker(prom: PromClient, registry: Registry): MetricMaker {
+type Labels<S> = S extends { labelNames: readonly (infer L extends string)[] } ? L : never;
+
+export type Metrics<T extends Record<string, MetricSpec>> = {
+  [K in keyof T]: T[K]['kind'] extends 'counter'
+    ? Counter<Labels<T[K]>>
+    : T[K]['kind'] extends 'histogram'
+      ? Histogram<Labels<T[K]>>
+      : Gauge<Labels<T[K]>>;
+};
+
+/**
+ * Registers every metric of `table`, in its order (the order a scrape lists them in). A gauge
+ * named in `reads` is set from it at each scrape.
+ */
+export function declareMetrics<T extends Record<string, MetricSpec>>(
+  prom: PromClient,
+  registry: Registry,
+  table: T,
+  reads: Partial<Record<keyof T, () => number>> = {},
+): Metrics<T> {
   const registers = [registry];
-  return {
-    counter: (name, help, labelNames = []) => new prom.Counter({ name, help, labelNames, registers }),
-    histogram: (name, help, labelNames = []) =>
-      new prom.Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers }),
-    gauge: (name, help, read) =>
-      new prom.Gauge({
-        name,
-        help,
-        registers,
-        ...(read && {
-          collect() {
-            this.set(read());
-          },
-        }),
+  const metric = (key: keyof T, { kind, name, help, labelNames = [] }: MetricSpec) => {
+    if (kind === 'counter') return new prom.Counter({ name, help, labelNames, registers });
+    if (kind === 'histogram') {
+      return new prom.Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
+    }
+    const read = reads[key];
+    return new prom.Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      ...(read && {
+        collect() {
+          this.set(read());
+        },
       }),
+    });
   };
+  const made = Object.entries(table).map(([key, spec]) => [key, metric(key, spec)]);
+  return Object.fromEntries(made) as Metrics<T>;
 }
