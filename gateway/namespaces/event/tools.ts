@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import {
   consumeInput,
   createTopicInput,
@@ -148,8 +149,20 @@ function topicsTool(forward: Forward): ToolDefinition {
   });
 }
 
-function createTopicTool(forward: Forward): ToolDefinition {
-  return defineTool({
+/**
+ * The topic admin tools do nothing but hand their checked arguments to the worker method of
+ * the same job (the worker checks BROKER_ALLOW_TOPIC_ADMIN and reserved names itself).
+ */
+function topicAdminTool<M extends 'createTopic' | 'deleteTopic'>(
+  forward: Forward,
+  method: M,
+  declaration: Omit<ToolDefinition<z.ZodType<WorkerMethods[M]['params']>, z.ZodType>, 'handler'>,
+): ToolDefinition {
+  return defineTool({ ...declaration, handler: (args, { signal }) => forward(method, args, signal) });
+}
+
+const createTopicTool = (forward: Forward) =>
+  topicAdminTool(forward, 'createTopic', {
     name: 'event_create_topic',
     title: 'Create a topic',
     description:
@@ -157,12 +170,10 @@ function createTopicTool(forward: Forward): ToolDefinition {
     input: createTopicInput,
     output: createTopicResult,
     annotations: WRITES,
-    handler: (args, { signal }) => forward('createTopic', args, signal),
   });
-}
 
-function deleteTopicTool(forward: Forward): ToolDefinition {
-  return defineTool({
+const deleteTopicTool = (forward: Forward) =>
+  topicAdminTool(forward, 'deleteTopic', {
     name: 'event_delete_topic',
     title: 'Delete a topic',
     description:
@@ -170,9 +181,7 @@ function deleteTopicTool(forward: Forward): ToolDefinition {
     input: deleteTopicInput,
     output: deleteTopicResult,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
-    handler: (args, { signal }) => forward('deleteTopic', args, signal),
   });
-}
 
 export function createEventTools(options: EventToolsOptions): ToolDefinition[] {
   const forward = forwarderTo(options.broker);
