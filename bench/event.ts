@@ -78,6 +78,9 @@ export interface PublishRow {
   kafkajsRps: number;
   kafkajsP50Ms: number;
   kafkajsP99Ms: number;
+  /** The same publishes straight to the worker over IPC: shows which hop a low ratio comes from. */
+  ipcRps: number;
+  ipcP50Ms: number;
 }
 
 /** event_publish of 1 KiB values under autocannon on an existing topic; every answer checked against the topic. */
@@ -116,6 +119,44 @@ export async function publishRun(
   return { rps: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
 }
 
+/**
+ * event_publish's worker call without the HTTP hop: `concurrency` callers of the worker's
+ * `publish` over the same IPC link a gateway uses, with the two headers the gateway's stamp
+ * adds, for `durationSeconds`.
+ */
+export async function ipcPublishRun(
+  stack: Stack,
+  topic: string,
+  concurrency: number,
+  durationSeconds: number,
+): Promise<{ rps: number; p50Ms: number }> {
+  const client = BrokerWorkerClient.fromEnv({ BROKER_WORKERS: `unix:${stack.socket}` });
+  const value = 'x'.repeat(1024);
+  const headers = { 'mcp-publisher': 'bench', 'mcp-published-at': new Date().toISOString() };
+  const publish = (key: string) =>
+    client.call('publish', { topic, value, key, headers }, { timeoutMs: 10_000 });
+  try {
+    await publish('warm');
+    const latencies: number[] = [];
+    const ends = performance.now() + durationSeconds * 1000;
+    let sequence = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < ends) {
+          const started = performance.now();
+          sequence += 1;
+          await publish(`k${sequence % 64}`);
+          latencies.push(performance.now() - started);
+        }
+      }),
+    );
+    const stats = summarize(latencies, durationSeconds * 1000);
+    return { rps: stats.rps, p50Ms: stats.p50Ms };
+  } finally {
+    await client.close();
+  }
+}
+
 export async function benchPublish(
   bootstrap: string,
   stack: Stack,
@@ -139,12 +180,18 @@ export async function benchPublish(
       DURATION_MS: String(durationSeconds * 1000),
     });
     await baseline.stop();
+    const ipc = await ipcPublishRun(stack, ours, concurrency, durationSeconds);
+    log(
+      `publish c${concurrency}: HTTP ${result.rps} rps, IPC alone ${ipc.rps} rps (p50 ${ipc.p50Ms} ms), kafkajs ${String(baseline.info.rps)} rps (p50 ${String(baseline.info.p50Ms)} ms)`,
+    );
     rows.push({
       concurrency,
       ...result,
       kafkajsRps: Number(baseline.info.rps),
       kafkajsP50Ms: Number(baseline.info.p50Ms),
       kafkajsP99Ms: Number(baseline.info.p99Ms),
+      ipcRps: ipc.rps,
+      ipcP50Ms: ipc.p50Ms,
     });
   }
   return rows;
