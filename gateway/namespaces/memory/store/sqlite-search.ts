@@ -110,15 +110,16 @@ function vectorBlob(vector: Float32Array): Buffer {
 }
 
 /**
- * The terms the keyword arm matches: all of them unless together they occur in more than
- * KEYWORD_POSTINGS of the key's memories. Then the most common are left out, as long as
+ * The terms the keyword arm matches: all of them unless their document counts in the key
+ * add up to more than KEYWORD_POSTINGS. Then the most common are left out, as long as
  * what is kept can fill the arm on its own (a kept term occurs in at least `need`).
  * FTS5 scores every memory that holds any term, so a stem like `in` (from "inning") or
  * `us` (from "used"), held by a fifth of a 100k key, cost up to 19 ms a search for
  * candidates that rank by their rare terms anyway. Ranking still weighs every query stem
  * (keyword relevance reads the candidate's text), so a memory found by its rare words keeps
  * the credit for the common ones; only memories holding nothing but common words are no
- * longer offered by this arm. Keys under KEYWORD_POSTINGS memories are never affected.
+ * longer offered by this arm. A query keeps at most 64 stems, so keys of 64 memories or
+ * fewer never reach the budget.
  */
 function keywordTerms(
   terms: string[],
