@@ -110,3 +110,37 @@ export async function benchFrontend(
     engineBuild: String(uws.info.build),
   };
 }
+
+const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
+
+/** Table rows (measurement, ours, baseline, ratio) for the front end's own runs. */
+export function frontendRows(front: FrontendResults): Array<[string, string, string, string]> {
+  const { toolsList, reject401 } = front;
+  return [
+    [
+      'tools/list rps (uWS engine)',
+      `${toolsList.rps}`,
+      `bare uWS ${toolsList.uwsHelloRps}`,
+      `${ratio(toolsList.rps, toolsList.uwsHelloRps)}×`,
+    ],
+    [
+      'tools/list rps (uWS engine)',
+      `${toolsList.rps}`,
+      `SDK stateless ${toolsList.sdkStatelessRps}`,
+      `${ratio(toolsList.rps, toolsList.sdkStatelessRps)}×`,
+    ],
+    [
+      'tools/list rps (node:http engine)',
+      `${toolsList.nodeEngineRps}`,
+      `uWS engine ${toolsList.rps}`,
+      `${ratio(toolsList.nodeEngineRps, toolsList.rps)}×`,
+    ],
+    ['tools/list p99 ms', `${toolsList.p99Ms}`, `SDK stateless ${toolsList.sdkStatelessP99Ms}`, ''],
+    [
+      '401 rejections rps',
+      `${reject401.rps}`,
+      `bare uWS ${toolsList.uwsHelloRps}`,
+      `${ratio(reject401.rps, toolsList.uwsHelloRps)}×`,
+    ],
+  ];
+}

@@ -12,7 +12,7 @@ import { runEmbeddersSection } from './embedders.ts';
 import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, benchScale, startStack } from './event.ts';
 import { runFootprintSection } from './footprint.ts';
-import { benchFrontend } from './frontend.ts';
+import { benchFrontend, frontendRows } from './frontend.ts';
 import { machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
 import { runMemoryQualitySection } from './memory-quality.ts';
@@ -59,6 +59,16 @@ if (process.argv.includes('memory')) {
 // `npm run bench -- consume` runs the event_consume rows alone, at the full run's length.
 if (process.argv.includes('consume')) {
   await runConsumeSection(quick, log);
+  process.exit(0);
+}
+
+// `npm run bench -- frontend`: tools/list on both engines, 401s, and tools/list and tools/call
+// in both protocol eras beside bare uWS serving the same bytes (about 3 minutes, no Kafka). No file.
+if (process.argv.includes('frontend')) {
+  const front = await benchFrontend(plan.frontSeconds, log);
+  const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
+  console.log('| measurement | ours | baseline | ratio |\n| --- | --- | --- | --- |');
+  for (const row of [...frontendRows(front), ...eraRows(eras)]) console.log(`| ${row.join(' | ')} |`);
   process.exit(0);
 }
 
@@ -162,36 +172,7 @@ try {
   };
 
   const rows: Array<[string, string, string, string]> = [
-    [
-      'tools/list rps (uWS engine)',
-      `${front.toolsList.rps}`,
-      `bare uWS ${front.toolsList.uwsHelloRps}`,
-      `${ratio(front.toolsList.rps, front.toolsList.uwsHelloRps)}×`,
-    ],
-    [
-      'tools/list rps (uWS engine)',
-      `${front.toolsList.rps}`,
-      `SDK stateless ${front.toolsList.sdkStatelessRps}`,
-      `${ratio(front.toolsList.rps, front.toolsList.sdkStatelessRps)}×`,
-    ],
-    [
-      'tools/list rps (node:http engine)',
-      `${front.toolsList.nodeEngineRps}`,
-      `uWS engine ${front.toolsList.rps}`,
-      `${ratio(front.toolsList.nodeEngineRps, front.toolsList.rps)}×`,
-    ],
-    [
-      'tools/list p99 ms',
-      `${front.toolsList.p99Ms}`,
-      `SDK stateless ${front.toolsList.sdkStatelessP99Ms}`,
-      '',
-    ],
-    [
-      '401 rejections rps',
-      `${front.reject401.rps}`,
-      `bare uWS ${front.toolsList.uwsHelloRps}`,
-      `${ratio(front.reject401.rps, front.toolsList.uwsHelloRps)}×`,
-    ],
+    ...frontendRows(front),
     ...eraRows(eras),
     ...publish.map((row): [string, string, string, string] => [
       `event_publish c${row.concurrency} rps (p50/p99 ms)`,

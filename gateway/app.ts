@@ -7,7 +7,7 @@ import type { HttpResponse, RequestContext, RequestHandler } from './http/engine
 import type { RateGate } from './limits/rate-gate.ts';
 import type { AccessHooks, CallDescription } from './mcp/access.ts';
 import { routeFromHeaders } from './mcp/classify.ts';
-import { type CallNote, emptyNote, handleMcpPost, refusalResponse } from './mcp/handle-post.ts';
+import { type CallNote, emptyNote, handleMcpPost, type McpPost, refusalResponse } from './mcp/handle-post.ts';
 import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
 import { checkUnicode } from './mcp/unicode.ts';
@@ -125,7 +125,8 @@ async function routeRequest(router: Router, context: RequestContext): Promise<Ht
     return router.consolePages(context);
   }
 
-  const auth = await router.authenticator.authenticate(head.headers['x-api-key']);
+  const verdict = router.authenticator.authenticate(head.headers['x-api-key']);
+  const auth = verdict instanceof Promise ? await verdict : verdict;
   if (!auth.ok) return refuseKey(router, head, auth.reason);
 
   if (head.path === '/healthz')
@@ -282,7 +283,7 @@ async function serveMcp(
 
   requestCounter += 1;
   const requestId = `${requestIdPrefix}-${requestCounter.toString(36)}`;
-  return handleMcpPost({
+  const post: McpPost = {
     namespace,
     body: body.body,
     headers: head.headers,
@@ -291,7 +292,9 @@ async function serveMcp(
     requestId,
     log,
     access,
-    ...(allowedFromHeaders ? { allowedFromHeaders } : {}),
-    ...(note ? { note } : {}),
-  });
+  };
+  // Set only when present (not spread in): the post is built on every request.
+  if (allowedFromHeaders) post.allowedFromHeaders = allowedFromHeaders;
+  if (note) post.note = note;
+  return handleMcpPost(post);
 }

@@ -25,9 +25,9 @@ export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-
 /**
  * A body already encoded in pieces, written in order with its length known up front: a
  * large pre-encoded answer goes out around its request id without being copied into a new
- * buffer per request.
+ * buffer per request. A short piece may stay a string (engines encode it as they write).
  */
-export type BodyPieces = readonly Buffer[];
+export type BodyPieces = readonly (string | Buffer)[];
 
 export interface HttpResponse {
   status: number;
@@ -131,7 +131,7 @@ export function bodyLength(body: HttpResponse['body']): number {
   if (typeof body === 'string') return Buffer.byteLength(body);
   if (Buffer.isBuffer(body)) return body.length;
   let length = 0;
-  for (const piece of body) length += piece.length;
+  for (const piece of body) length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
   return length;
 }
 
@@ -139,5 +139,5 @@ export function bodyLength(body: HttpResponse['body']): number {
 export function wholeBody(body: HttpResponse['body']): string | Buffer {
   if (body === undefined) return '';
   if (typeof body === 'string' || Buffer.isBuffer(body)) return body;
-  return Buffer.concat(body);
+  return Buffer.concat(body.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)));
 }

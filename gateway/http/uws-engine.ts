@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import type {
+  BodyPieces,
   BodyResult,
   HttpEngine,
   HttpResponse,
@@ -145,8 +146,8 @@ function portIsFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** The body as buffers to write in order; a string is encoded once here. */
-function piecesOf(body: HttpResponse['body']): readonly Buffer[] {
+/** The body as pieces to write in order; a whole string body is encoded once here. */
+function piecesOf(body: HttpResponse['body']): BodyPieces {
   if (body === undefined) return [];
   if (typeof body === 'string') return [Buffer.from(body)];
   return Buffer.isBuffer(body) ? [body] : body;
@@ -176,7 +177,7 @@ function endInPieces(
   let done = false;
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
-    for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
+    writeHeaders(res, response.headers);
     startOffset = res.getWriteOffset();
     if (pieces.length === 0) done = res.tryEnd(EMPTY, 0)[1];
     for (const piece of pieces) {
@@ -190,7 +191,7 @@ function endInPieces(
     return report;
   }
   // The rare backpressured answer: what is left is sent from the joined body.
-  const body = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+  const body = wholeBody(pieces) as Buffer;
   res.onWritable((offset) => {
     const [ok, finished] = res.tryEnd(body.subarray(offset - startOffset), total);
     if (finished) report(true);
@@ -200,6 +201,11 @@ function endInPieces(
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** A for-in, not Object.entries: no arrays made per answer. */
+function writeHeaders(res: UwsResponse, headers: HttpResponse['headers']): void {
+  for (const name in headers) res.writeHeader(name, headers[name]!);
+}
 
 export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
   return {
@@ -249,16 +255,15 @@ function serveRequest(
       return controller.signal;
     },
   };
-  handler(context)
-    .catch(internalError)
-    .then((response) => {
-      if (finished) {
-        response.onWritten?.(false);
-        return;
-      }
-      finished = true;
-      reportWritten = writeResponse(res, head.method, reader, response);
-    });
+  const answer = (response: HttpResponse) => {
+    if (finished) {
+      response.onWritten?.(false);
+      return;
+    }
+    finished = true;
+    reportWritten = writeResponse(res, head.method, reader, response);
+  };
+  handler(context).then(answer, () => answer(internalError()));
 }
 
 /**
@@ -277,7 +282,7 @@ function writeResponse(
   const body = wholeBody(response.body);
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
-    for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
+    writeHeaders(res, response.headers);
     if (method === 'HEAD') res.endWithoutBody(bodyLength(body), false);
     else if (!reader.complete) answerAndLinger(res, reader, body, response.headers);
     else res.end(body, false);

@@ -33,7 +33,7 @@ export interface UwsResponse {
   write(chunk: string | Buffer): boolean;
   endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
   /** Writes what the socket takes now: [ok (no backpressure), done (whole body written)]. */
-  tryEnd(body: Buffer, totalSize: number): [boolean, boolean];
+  tryEnd(body: string | Buffer, totalSize: number): [boolean, boolean];
   getWriteOffset(): number;
   onWritable(cb: (offset: number) => boolean): UwsResponse;
   getRemoteAddressAsText(): ArrayBuffer;

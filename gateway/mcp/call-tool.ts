@@ -65,7 +65,10 @@ export async function runToolCall(
   try {
     const output = await tool.handler(parsed.data, {
       caller: context.caller,
-      signal: context.abortSignal(),
+      // Made only for a handler that reads it: most never do, and a signal costs an AbortController.
+      get signal() {
+        return context.abortSignal();
+      },
       requestId: context.requestId,
       whenDelivered: (callback) => delivered.push(callback),
     });

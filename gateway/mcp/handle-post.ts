@@ -100,51 +100,39 @@ async function answerToolCall(
   return withDelivery(wire.toolResult(id, outcome.result), outcome);
 }
 
-async function dispatchLegacy(
+/** tools/list and tools/call are answered alike in both eras but for the encoder; the rest per era. */
+function dispatch(
   id: JsonRpcId,
   method: string,
   params: unknown,
   post: McpPost,
-): Promise<HttpResponse> {
-  const wire = post.namespace.legacy;
-  switch (method) {
-    case 'initialize':
-      return wire.initialize(id, params);
-    case 'ping':
-      return wire.ping(id);
-    case 'tools/list':
-      return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
-    case 'tools/call':
-      return answerToolCall(id, params, post, wire);
-    default:
-      if (post.note) post.note.outcome = 'error';
-      return errorResponse(200, id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}`);
+  modern: boolean,
+): HttpResponse | Promise<HttpResponse> {
+  const wire = modern ? post.namespace.modern : post.namespace.legacy;
+  if (method === 'tools/list') {
+    return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
   }
+  if (method === 'tools/call') return answerToolCall(id, params, post, wire);
+  return modern ? otherModern(id, method, post) : otherLegacy(id, method, params, post);
 }
 
-async function dispatchModern(
-  id: JsonRpcId,
-  method: string,
-  params: unknown,
-  post: McpPost,
-): Promise<HttpResponse> {
-  const wire = post.namespace.modern;
-  switch (method) {
-    case 'server/discover':
-      return wire.discover(id);
-    case 'tools/list':
-      return wire.toolsList(id, post.access.toolFilter?.(post.caller, post.namespace.definition.name));
-    case 'tools/call':
-      return answerToolCall(id, params, post, wire);
-    default:
-      // initialize and ping included: the 2026-07-28 protocol has neither.
-      return errorResponse(
-        404,
-        id,
-        JSON_RPC.METHOD_NOT_FOUND,
-        `Method not found in protocol 2026-07-28: ${method.slice(0, 100)}. This namespace serves server/discover, tools/list and tools/call.`,
-      );
-  }
+function otherLegacy(id: JsonRpcId, method: string, params: unknown, post: McpPost): HttpResponse {
+  const wire = post.namespace.legacy;
+  if (method === 'initialize') return wire.initialize(id, params);
+  if (method === 'ping') return wire.ping(id);
+  if (post.note) post.note.outcome = 'error';
+  return errorResponse(200, id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 100)}`);
+}
+
+function otherModern(id: JsonRpcId, method: string, post: McpPost): HttpResponse {
+  if (method === 'server/discover') return post.namespace.modern.discover(id);
+  // initialize and ping included: the 2026-07-28 protocol has neither.
+  return errorResponse(
+    404,
+    id,
+    JSON_RPC.METHOD_NOT_FOUND,
+    `Method not found in protocol 2026-07-28: ${method.slice(0, 100)}. This namespace serves server/discover, tools/list and tools/call.`,
+  );
 }
 
 /** A refused call; the id is null when the refusal came from headers, before the body was read. */
@@ -192,9 +180,7 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
     const refusal = callRefusal(post, era.era === 'modern', method, params, id);
     if (refusal) return refusal;
   }
-  return era.era === 'modern'
-    ? dispatchModern(id, method, params, post)
-    : dispatchLegacy(id, method, params, post);
+  return dispatch(id, method, params, post, era.era === 'modern');
 }
 
 /** The answer to a body that parsed but is not one JSON-RPC 2.0 object. */

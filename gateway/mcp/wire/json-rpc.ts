@@ -34,7 +34,7 @@ export function resultResponse(id: JsonRpcId, result: string | EncodedResult): H
   const body =
     typeof result === 'string'
       ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`
-      : [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)}`), result.tail];
+      : [`{"jsonrpc":"2.0","id":${JSON.stringify(id)}`, result.tail];
   return { status: 200, headers: JSON_HEADERS, body };
 }
 
