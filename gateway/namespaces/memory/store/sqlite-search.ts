@@ -121,7 +121,7 @@ function vectorBlob(vector: Float32Array): Buffer {
  * longer offered by this arm. A query keeps at most 64 stems, so keys of 64 memories or
  * fewer never reach the budget.
  */
-function keywordTerms(
+export function keywordTerms(
   terms: string[],
   stems: string[],
   documentFrequency: Record<string, number>,
