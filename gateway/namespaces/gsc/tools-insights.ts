@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../../mcp/tool.ts';
 import { addDays } from '../../upstream/pacific.ts';
+import type { ToolAbout } from '../../upstream/tool-catalog.ts';
 import { API_PAGE, comparePeriods, fetchRows, lastDays, mapRow, type Row, rowSchema } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
 import { type GscToolDeps, siteTool } from './tools-sites.ts';
@@ -22,6 +23,28 @@ const limit = z.number().int().min(1).max(500).optional().describe('Items per li
 
 export function insightTools(deps: GscToolDeps): ToolDefinition[] {
   return [findOpportunitiesTool(deps), contentDecayTool(deps), cannibalizationTool(deps)];
+}
+
+type InsightShape<Shape extends z.ZodRawShape> = Shape & { days: typeof days; limit: typeof limit };
+
+interface InsightSpec<Shape extends z.ZodRawShape, Out extends z.ZodType> {
+  /** The arguments between `days` (first) and `limit` (last), which every analysis takes. */
+  input: Shape;
+  output: Out;
+  run(
+    args: z.output<z.ZodObject<InsightShape<Shape>>>,
+    site: string,
+    signal: AbortSignal,
+  ): Promise<z.output<Out>>;
+}
+
+function insightTool<Shape extends z.ZodRawShape, Out extends z.ZodType>(
+  deps: GscToolDeps,
+  about: ToolAbout,
+  spec: InsightSpec<Shape, Out>,
+): ToolDefinition {
+  const input = { days, ...spec.input, limit } as InsightShape<Shape>;
+  return siteTool(deps, about, { input, output: spec.output, run: spec.run });
 }
 
 /** rows, bound to the namespace's clients: the tools that share it build it here. */
@@ -47,14 +70,9 @@ function rowsOf(deps: GscToolDeps) {
 }
 
 function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
-  const { now } = deps;
   const rows = rowsOf(deps);
-  return siteTool(deps, TOOLS.gsc_find_opportunities, {
-    input: {
-      days,
-      min_impressions: z.number().int().min(0).optional(),
-      limit,
-    },
+  return insightTool(deps, TOOLS.gsc_find_opportunities, {
+    input: { min_impressions: z.number().int().min(0).optional() },
     output: z.object({
       site_url: z.string(),
       start_date: z.string(),
@@ -64,7 +82,7 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
       method: z.string(),
     }),
     async run(args, site, signal) {
-      const range = lastDays(now(), args.days);
+      const range = lastDays(deps.now(), args.days);
       const minImpressions = args.min_impressions ?? 100;
       const n = args.limit ?? 20;
       const all = (await rows(site, range.start, range.end, ['query', 'page'], signal)).filter(
@@ -92,14 +110,11 @@ function findOpportunitiesTool(deps: GscToolDeps): ToolDefinition {
 }
 
 function contentDecayTool(deps: GscToolDeps): ToolDefinition {
-  const { now } = deps;
   const rows = rowsOf(deps);
-  return siteTool(deps, TOOLS.gsc_content_decay, {
+  return insightTool(deps, TOOLS.gsc_content_decay, {
     input: {
-      days,
       min_clicks: z.number().int().min(0).optional(),
       min_drop_pct: z.number().min(0).max(100).optional(),
-      limit,
     },
     output: z.object({
       site_url: z.string(),
@@ -117,7 +132,7 @@ function contentDecayTool(deps: GscToolDeps): ToolDefinition {
       ),
     }),
     async run(args, site, signal) {
-      const current = lastDays(now(), args.days);
+      const current = lastDays(deps.now(), args.days);
       const previousEnd = addDays(current.start, -1);
       const previousStart = addDays(previousEnd, -(current.days - 1));
       const [before, after] = await Promise.all([
@@ -150,10 +165,8 @@ function contentDecayTool(deps: GscToolDeps): ToolDefinition {
 }
 
 const cannibalizationInput = {
-  days,
   min_impressions: z.number().int().min(0).optional().describe('Per query (default 50).'),
   min_share_pct: z.number().min(0).max(100).optional(),
-  limit,
 };
 
 const cannibalizationOutput = z.object({
@@ -180,13 +193,12 @@ const cannibalizationOutput = z.object({
 });
 
 function cannibalizationTool(deps: GscToolDeps): ToolDefinition {
-  const { now } = deps;
   const rows = rowsOf(deps);
-  return siteTool(deps, TOOLS.gsc_cannibalization, {
+  return insightTool(deps, TOOLS.gsc_cannibalization, {
     input: cannibalizationInput,
     output: cannibalizationOutput,
     async run(args, site, signal) {
-      const range = lastDays(now(), args.days);
+      const range = lastDays(deps.now(), args.days);
       const minImpressions = args.min_impressions ?? 50;
       const minShare = args.min_share_pct ?? 10;
       const byQuery = new Map<string, Row[]>();

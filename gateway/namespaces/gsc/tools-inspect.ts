@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type ToolDefinition, ToolError } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
+import type { ToolAbout } from '../../upstream/tool-catalog.ts';
 import { INSPECT_CONCURRENCY, MAX_BATCH_URLS, TOOLS } from './catalog.ts';
 import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
@@ -142,67 +143,67 @@ function batchOf(deps: GscToolDeps) {
   return batch;
 }
 
-function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
+type BatchItem = Awaited<ReturnType<ReturnType<typeof batchOf>>>[number];
+
+/**
+ * The two batch tools: the same input and inspection run, answered as `{ site_url, ...summary,
+ * results }` with each its own summary.
+ */
+function batchTool(
+  deps: GscToolDeps,
+  about: ToolAbout,
+  summaryShape: z.ZodRawShape,
+  summarize: (results: BatchItem[]) => Record<string, unknown>,
+): ToolDefinition {
   const batch = batchOf(deps);
-  return siteTool(deps, TOOLS.gsc_batch_inspect_urls, {
+  return siteTool(deps, about, {
     input: { urls: urlsInput, language_code: languageCode },
-    output: z.object({
-      site_url: z.string(),
-      count: z.number(),
-      error_count: z.number(),
-      results: z.array(batchItem),
-    }),
+    output: z.object({ site_url: z.string(), ...summaryShape, results: z.array(batchItem) }),
     async run(args, site, signal) {
       const results = await batch(site, args.urls, args.language_code, signal);
-      return {
-        site_url: site,
-        count: results.length,
-        error_count: results.filter((r) => 'error' in r).length,
-        results,
-      };
+      return { site_url: site, ...summarize(results), results };
     },
   });
 }
 
+function batchInspectUrlsTool(deps: GscToolDeps): ToolDefinition {
+  return batchTool(
+    deps,
+    TOOLS.gsc_batch_inspect_urls,
+    { count: z.number(), error_count: z.number() },
+    (results) => ({ count: results.length, error_count: results.filter((r) => 'error' in r).length }),
+  );
+}
+
+const indexingSummary = z.object({
+  total: z.number(),
+  indexed: z.number(),
+  not_indexed: z.number(),
+  canonical_mismatch: z.array(z.string()),
+  robots_blocked: z.array(z.string()),
+  fetch_failed: z.array(z.string()),
+  errored: z.array(z.string()),
+});
+
 function checkIndexingIssuesTool(deps: GscToolDeps): ToolDefinition {
-  const batch = batchOf(deps);
-  return siteTool(deps, TOOLS.gsc_check_indexing_issues, {
-    input: { urls: urlsInput, language_code: languageCode },
-    output: z.object({
-      site_url: z.string(),
-      summary: z.object({
-        total: z.number(),
-        indexed: z.number(),
-        not_indexed: z.number(),
-        canonical_mismatch: z.array(z.string()),
-        robots_blocked: z.array(z.string()),
-        fetch_failed: z.array(z.string()),
-        errored: z.array(z.string()),
-      }),
-      results: z.array(batchItem),
-    }),
-    async run(args, site, signal) {
-      const results = await batch(site, args.urls, args.language_code, signal);
-      const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));
-      return {
-        site_url: site,
-        summary: {
-          total: results.length,
-          indexed: ok.filter((r) => r.verdict === 'PASS').length,
-          not_indexed: ok.filter((r) => r.verdict !== 'PASS').length,
-          canonical_mismatch: ok
-            .filter((r) => r.google_canonical && r.user_canonical && r.google_canonical !== r.user_canonical)
-            .map((r) => r.url),
-          robots_blocked: ok
-            .filter((r) => r.robots_txt_state && r.robots_txt_state !== 'ALLOWED')
-            .map((r) => r.url),
-          fetch_failed: ok
-            .filter((r) => r.page_fetch_state && r.page_fetch_state !== 'SUCCESSFUL')
-            .map((r) => r.url),
-          errored: results.filter((r) => 'error' in r).map((r) => r.url),
-        },
-        results,
-      };
-    },
+  return batchTool(deps, TOOLS.gsc_check_indexing_issues, { summary: indexingSummary }, (results) => {
+    const ok = results.filter((r): r is ReturnType<typeof flattenInspection> => !('error' in r));
+    return {
+      summary: {
+        total: results.length,
+        indexed: ok.filter((r) => r.verdict === 'PASS').length,
+        not_indexed: ok.filter((r) => r.verdict !== 'PASS').length,
+        canonical_mismatch: ok
+          .filter((r) => r.google_canonical && r.user_canonical && r.google_canonical !== r.user_canonical)
+          .map((r) => r.url),
+        robots_blocked: ok
+          .filter((r) => r.robots_txt_state && r.robots_txt_state !== 'ALLOWED')
+          .map((r) => r.url),
+        fetch_failed: ok
+          .filter((r) => r.page_fetch_state && r.page_fetch_state !== 'SUCCESSFUL')
+          .map((r) => r.url),
+        errored: results.filter((r) => 'error' in r).map((r) => r.url),
+      },
+    };
   });
 }
