@@ -56,6 +56,19 @@ export const parseSearchType = (raw: string | undefined) =>
 const parseOperator = (raw: string | undefined) => (raw ? canonical(OPERATORS, raw, 'operator') : 'contains');
 export const parseDataState = (raw: string | undefined, fallback: (typeof DATA_STATES)[number]) =>
   raw ? canonical(DATA_STATES, raw, 'data_state') : fallback;
+/**
+ * A request's dimensions, search type and data state, read in that order; the data state's
+ * default may depend on the dimensions (hour needs hourly_all).
+ */
+export function parseRequest(
+  args: { dimensions?: string | string[]; search_type?: string; data_state?: string },
+  dimensionsFallback: string[] | undefined,
+  stateFallback: (dimensions: string[]) => (typeof DATA_STATES)[number],
+) {
+  const dimensions = parseDimensions(args.dimensions, dimensionsFallback);
+  const search_type = parseSearchType(args.search_type);
+  return { dimensions, search_type, data_state: parseDataState(args.data_state, stateFallback(dimensions)) };
+}
 export const parseAggregation = (raw: string | undefined) =>
   raw ? canonical(AGGREGATIONS, raw, 'aggregation_type') : undefined;
 

@@ -25,3 +25,19 @@ export const rangeShape = {
   end_date: z.string(),
   metadata: metadataSchema,
 };
+
+/** What a full query's result repeats of its request, ahead of its own fields. */
+export const requestEchoShape = {
+  ...rangeShape,
+  dimensions: z.array(z.string()),
+  search_type: z.string(),
+  data_state: z.string(),
+};
+
+export function requestEcho(
+  site: string,
+  range: { start: string; end: string },
+  echo: { dimensions: string[]; search_type: string; data_state: string },
+) {
+  return { site_url: site, start_date: range.start, end_date: range.end, ...echo };
+}

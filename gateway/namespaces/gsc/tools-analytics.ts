@@ -16,7 +16,15 @@ import {
   totals,
 } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
-import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
+import {
+  dataState,
+  days,
+  dimensions,
+  rangeShape,
+  requestEcho,
+  requestEchoShape,
+  searchType,
+} from './inputs.ts';
 import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
 export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
@@ -93,10 +101,7 @@ const advancedSearchAnalyticsInput = {
 };
 
 const advancedSearchAnalyticsOutput = z.object({
-  ...rangeShape,
-  dimensions: z.array(z.string()),
-  search_type: z.string(),
-  data_state: z.string(),
+  ...requestEchoShape,
   filters_applied: z.array(z.object({ dimension: z.string(), operator: z.string(), expression: z.string() })),
   start_row: z.number(),
   row_limit: z.number(),
@@ -107,12 +112,11 @@ const advancedSearchAnalyticsOutput = z.object({
 });
 
 function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
-  const { client, settings, now } = deps;
   return siteTool(deps, TOOLS.gsc_advanced_search_analytics, {
     input: advancedSearchAnalyticsInput,
     output: advancedSearchAnalyticsOutput,
     async run(args, site, signal) {
-      const range = explicitRange(now(), args.start_date, args.end_date);
+      const range = explicitRange(deps.now(), args.start_date, args.end_date);
       const dims = parseDimensions(args.dimensions);
       const rowLimit =
         args.row_limit === undefined || args.row_limit <= 0 ? 1000 : Math.min(args.row_limit, API_PAGE);
@@ -127,8 +131,8 @@ function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
       }
       const groups = filterGroups(filters);
       const type = parseSearchType(args.search_type);
-      const state = parseDataState(args.data_state, settings.dataState);
-      const response = await client.query(
+      const state = parseDataState(args.data_state, deps.settings.dataState);
+      const response = await deps.client.query(
         site,
         {
           startDate: range.start,
@@ -150,12 +154,7 @@ function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
       }
       const hasMore = rows.length === rowLimit;
       return {
-        site_url: site,
-        start_date: range.start,
-        end_date: range.end,
-        dimensions: dims,
-        search_type: type,
-        data_state: state,
+        ...requestEcho(site, range, { dimensions: dims, search_type: type, data_state: state }),
         filters_applied: groups?.[0]?.filters ?? [],
         start_row: startRow,
         row_limit: rowLimit,

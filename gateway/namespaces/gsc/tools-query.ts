@@ -14,14 +14,12 @@ import {
   mapRow,
   metadataOf,
   parseAggregation,
-  parseDataState,
-  parseDimensions,
-  parseSearchType,
+  parseRequest,
   rowSchema,
 } from './analytics.ts';
 import { TOOLS } from './catalog.ts';
 import type { QueryBody } from './client.ts';
-import { dataState, days, dimensions, rangeShape, searchType } from './inputs.ts';
+import { dataState, days, dimensions, requestEcho, requestEchoShape, searchType } from './inputs.ts';
 import { type GscToolDeps, siteTool } from './tools-sites.ts';
 
 /** The raw query and period comparison: the two analytics tools with the most arguments. */
@@ -72,9 +70,8 @@ function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
         checkDate(args.period2_start, 'period2_start'),
         checkDate(args.period2_end, 'period2_end'),
       ] as [string, string];
-      const dims = parseDimensions(args.dimensions);
-      const type = parseSearchType(args.search_type);
-      const state = parseDataState(args.data_state, settings.dataState);
+      const request = parseRequest(args, undefined, () => settings.dataState);
+      const { dimensions: dims, search_type: type, data_state: state } = request;
       const body = (range: [string, string]): QueryBody => ({
         startDate: range[0],
         endDate: range[1],
@@ -130,10 +127,7 @@ const queryInput = {
 };
 
 const queryOutput = z.object({
-  ...rangeShape,
-  dimensions: z.array(z.string()),
-  search_type: z.string(),
-  data_state: z.string(),
+  ...requestEchoShape,
   aggregation_type: z.string().nullable(),
   row_count: z.number(),
   truncated: z.boolean(),
@@ -151,12 +145,10 @@ function queryTool(deps: GscToolDeps): ToolDefinition {
         args.start_date || args.end_date
           ? explicitRange(now(), args.start_date, args.end_date)
           : lastDays(now(), args.days);
-      const dims = parseDimensions(args.dimensions, []);
-      const type = parseSearchType(args.search_type);
-      const state = parseDataState(
-        args.data_state,
+      const request = parseRequest(args, [], (dims) =>
         dims.includes('hour') ? 'hourly_all' : settings.dataState,
       );
+      const { dimensions: dims, search_type: type, data_state: state } = request;
       if (dims.includes('hour') && state !== 'hourly_all') {
         throw new UpstreamError('INVALID_ARGUMENT', 'The hour dimension needs data_state hourly_all.');
       }
@@ -186,12 +178,7 @@ function queryTool(deps: GscToolDeps): ToolDefinition {
         signal,
       );
       return {
-        site_url: site,
-        start_date: range.start,
-        end_date: range.end,
-        dimensions: dims,
-        search_type: type,
-        data_state: state,
+        ...requestEcho(site, range, request),
         aggregation_type: fetched.response.responseAggregationType ?? aggregation ?? null,
         row_count: fetched.rows.length,
         truncated: fetched.truncated,
