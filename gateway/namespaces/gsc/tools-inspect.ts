@@ -9,6 +9,28 @@ type Obj = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
 const arr = (v: unknown) => (Array.isArray(v) ? (v as unknown[]).map(String) : []);
 
+/** The index-status fields, each a string or null: our name, then Google's; result and schema read it. */
+const INDEX_STATUS = {
+  verdict: 'verdict',
+  coverage_state: 'coverageState',
+  indexing_state: 'indexingState',
+  last_crawl_time: 'lastCrawlTime',
+  crawled_as: 'crawledAs',
+  google_canonical: 'googleCanonical',
+  user_canonical: 'userCanonical',
+  robots_txt_state: 'robotsTxtState',
+  page_fetch_state: 'pageFetchState',
+} as const;
+type IndexStatusField = keyof typeof INDEX_STATUS;
+const indexStatusFields = Object.keys(INDEX_STATUS) as IndexStatusField[];
+
+function indexStatus(idx: Obj): Record<IndexStatusField, string | null> {
+  return Object.fromEntries(indexStatusFields.map((ours) => [ours, str(idx[INDEX_STATUS[ours]])])) as Record<
+    IndexStatusField,
+    string | null
+  >;
+}
+
 function flattenInspection(url: string, result: Obj | undefined) {
   const idx = (result?.indexStatusResult ?? {}) as Obj;
   const rich = (result?.richResultsResult ?? {}) as Obj;
@@ -16,15 +38,7 @@ function flattenInspection(url: string, result: Obj | undefined) {
   const detected = Array.isArray(rich.detectedItems) ? (rich.detectedItems as Obj[]) : [];
   return {
     url,
-    verdict: str(idx.verdict),
-    coverage_state: str(idx.coverageState),
-    indexing_state: str(idx.indexingState),
-    last_crawl_time: str(idx.lastCrawlTime),
-    crawled_as: str(idx.crawledAs),
-    google_canonical: str(idx.googleCanonical),
-    user_canonical: str(idx.userCanonical),
-    robots_txt_state: str(idx.robotsTxtState),
-    page_fetch_state: str(idx.pageFetchState),
+    ...indexStatus(idx),
     referring_urls: arr(idx.referringUrls),
     sitemaps: arr(idx.sitemap),
     rich_results_verdict: str(rich.verdict),
@@ -45,15 +59,10 @@ function flattenInspection(url: string, result: Obj | undefined) {
 
 const inspectionSchema = z.object({
   url: z.string(),
-  verdict: z.string().nullable(),
-  coverage_state: z.string().nullable(),
-  indexing_state: z.string().nullable(),
-  last_crawl_time: z.string().nullable(),
-  crawled_as: z.string().nullable(),
-  google_canonical: z.string().nullable(),
-  user_canonical: z.string().nullable(),
-  robots_txt_state: z.string().nullable(),
-  page_fetch_state: z.string().nullable(),
+  ...(Object.fromEntries(indexStatusFields.map((field) => [field, z.string().nullable()])) as Record<
+    IndexStatusField,
+    z.ZodNullable<z.ZodString>
+  >),
   referring_urls: z.array(z.string()),
   sitemaps: z.array(z.string()),
   rich_results_verdict: z.string().nullable(),
