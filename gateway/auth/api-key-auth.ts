@@ -51,6 +51,9 @@ export class ApiKeyAuthenticator {
   private readonly refused: BoundedTtlCache<Exclude<RefusalReason, 'missing' | 'malformed'>>;
   private readonly lastTouched = new Map<string, number>();
   private readonly touchIntervalMs: number;
+  private readonly positiveTtlMs: number;
+  /** Set while admitted entries wait to expire: their key strings are dropped on time, not on the next lookup. */
+  private purge: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly keys: KeyLookup,
@@ -59,6 +62,7 @@ export class ApiKeyAuthenticator {
     this.admitted = new BoundedTtlCache(MAX_POSITIVE_ENTRIES, options.positiveTtlMs);
     this.refused = new BoundedTtlCache(options.negativeMaxEntries, options.negativeTtlMs ?? 2_000);
     this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
+    this.positiveTtlMs = options.positiveTtlMs;
   }
 
   /** Synchronous for a key already admitted (the common case): no promise made per request. */
@@ -101,7 +105,22 @@ export class ApiKeyAuthenticator {
       graceEndsAtMs: found.graceUntil === undefined ? Number.POSITIVE_INFINITY : Date.parse(found.graceUntil),
     };
     this.admitted.set(headerValue, admitted);
+    this.schedulePurge();
     return this.admit(admitted);
+  }
+
+  /**
+   * An admitted key's string leaves memory at most one TTL after its verdict expires, even
+   * when it is never presented again (an expired entry is otherwise dropped only when looked up).
+   */
+  private schedulePurge(): void {
+    if (this.purge || this.admitted.size === 0) return;
+    this.purge = setTimeout(() => {
+      this.purge = undefined;
+      this.admitted.dropExpired();
+      this.schedulePurge();
+    }, this.positiveTtlMs);
+    this.purge.unref();
   }
 
   /** Expiry is checked on every request, cached or not: it is known exactly, unlike revocation. */

@@ -30,6 +30,17 @@ export class BoundedTtlCache<V> {
     this.entries.set(key, { value, expiresAt: now + this.ttlMs });
   }
 
+  /**
+   * Drops the entries past their expiry. With one TTL for all, insertion order is expiry
+   * order, so the walk stops at the first live entry.
+   */
+  dropExpired(now = Date.now()): void {
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now) return;
+      this.entries.delete(key);
+    }
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -47,6 +47,20 @@ test('an admitted key stays cached at most the TTL; revocation is seen after it'
   store.close();
 });
 
+test('an admitted key string is dropped from memory once its verdict expires, even if never presented again', async () => {
+  const store = new ApiKeyStore(':memory:');
+  const { key } = store.create('forgotten');
+  const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 100, negativeMaxEntries: 10 });
+  const admitted = (auth as unknown as { admitted: { size: number } }).admitted;
+  assert.equal((await auth.authenticate(key)).ok, true);
+  assert.equal(admitted.size, 1);
+  // Elapsed time is the point: the verdict's TTL and one purge interval must pass.
+  await elapse(350);
+  assert.equal(admitted.size, 0);
+  assert.equal((await auth.authenticate(key)).ok, true, 'a later request looks the key up again');
+  store.close();
+});
+
 test('a flood of unregistered keys cannot grow the refusal cache past its bound', async () => {
   const store = new ApiKeyStore(':memory:');
   const auth = new ApiKeyAuthenticator(store, { positiveTtlMs: 1000, negativeMaxEntries: 50 });
