@@ -202,6 +202,28 @@ function endInPieces(
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * uWS has copied what end() or write() is given by the time they return (to the socket,
+ * its cork buffer or its own backpressure buffer), so an answer in pieces is joined into
+ * one reused buffer instead of a new one per answer. Writing the pieces with tryEnd would
+ * skip even this copy, but a socket under backpressure then needs onWritable to send the
+ * rest, and pipelined requests read late by the client stalled that way in a test; end()
+ * leaves the rest to uWS. Answers past the buffer's size are joined the ordinary way.
+ */
+const SCRATCH_BYTES = 64 * 1024;
+let scratch: Buffer | undefined;
+
+function joinedInScratch(pieces: BodyPieces): Buffer {
+  const total = bodyLength(pieces);
+  if (total > SCRATCH_BYTES) return wholeBody(pieces) as Buffer;
+  scratch ??= Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+  let at = 0;
+  for (const piece of pieces) {
+    at += typeof piece === 'string' ? scratch.write(piece, at) : piece.copy(scratch, at);
+  }
+  return scratch.subarray(0, at);
+}
+
 /** A for-in, not Object.entries: no arrays made per answer. */
 function writeHeaders(res: UwsResponse, headers: HttpResponse['headers']): void {
   for (const name in headers) res.writeHeader(name, headers[name]!);
@@ -276,10 +298,8 @@ function writeResponse(
   reader: BodyReader,
   response: HttpResponse,
 ): ((ok: boolean) => void) | undefined {
-  if (method !== 'HEAD' && (response.onWritten || (reader.complete && Array.isArray(response.body)))) {
-    return endInPieces(res, response, response.onWritten);
-  }
-  const body = wholeBody(response.body);
+  if (response.onWritten && method !== 'HEAD') return endInPieces(res, response, response.onWritten);
+  const body = Array.isArray(response.body) ? joinedInScratch(response.body) : wholeBody(response.body);
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
     writeHeaders(res, response.headers);
