@@ -28,7 +28,7 @@ export class EncodedResult {
 
 /**
  * Pre-encoded results (tools/list, server/discover) go out as two pieces, the id's part and
- * the encoded rest, so a large answer is neither re-encoded nor copied per request.
+ * the encoded rest, so a large answer is neither re-encoded nor copied into a new buffer per request.
  */
 export function resultResponse(id: JsonRpcId, result: string | EncodedResult): HttpResponse {
   const body =
