@@ -11,7 +11,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { BrokerWorkerClient } from '../gateway/broker-client/index.ts';
 import { type BenchChild, rssMb, startChild } from './child.ts';
 import { callTool, toolsCallBody } from './mcp-call.ts';
-import { summarize } from './stats.ts';
+import { closedLoop, summarize } from './stats.ts';
 
 export interface Stack {
   url: string;
@@ -137,20 +137,7 @@ export async function ipcPublishRun(
     client.call('publish', { topic, value, key, headers }, { timeoutMs: 10_000 });
   try {
     await publish('warm');
-    const latencies: number[] = [];
-    const ends = performance.now() + durationSeconds * 1000;
-    let sequence = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < ends) {
-          const started = performance.now();
-          sequence += 1;
-          await publish(`k${sequence % 64}`);
-          latencies.push(performance.now() - started);
-        }
-      }),
-    );
-    const stats = summarize(latencies, durationSeconds * 1000);
+    const stats = await closedLoop(concurrency, durationSeconds * 1000, publish);
     return { rps: stats.rps, p50Ms: stats.p50Ms };
   } finally {
     await client.close();

@@ -16,3 +16,28 @@ export function summarize(latenciesMs: number[], durationMs: number) {
     p99Ms: round(percentile(sorted, 99)),
   };
 }
+
+/**
+ * A closed loop: `concurrency` callers each send the next call as soon as the last one
+ * answered, for `durationMs`; the call is given a key cycling over 64 values.
+ */
+export async function closedLoop(
+  concurrency: number,
+  durationMs: number,
+  call: (key: string) => Promise<unknown>,
+) {
+  const latencies: number[] = [];
+  const ends = performance.now() + durationMs;
+  let sequence = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < ends) {
+        const started = performance.now();
+        sequence += 1;
+        await call(`k${sequence % 64}`);
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return summarize(latencies, durationMs);
+}
