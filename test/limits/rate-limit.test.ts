@@ -16,6 +16,7 @@ import {
   type EmbeddingsServer,
   startEmbeddingsServer,
 } from '../support/openai-embeddings.ts';
+import { BASE } from '../support/raw-mcp.ts';
 
 let gw: TestGateway;
 let embeddings: EmbeddingsServer;
@@ -46,11 +47,7 @@ function mintKey(limits: KeyLimits): { key: string; id: string } {
 function post(key: string, body: unknown, namespace = 'memory'): Promise<Response> {
   return fetch(`${gw.url}/${namespace}/mcp`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-    },
+    headers: { ...BASE, 'x-api-key': key },
     body: JSON.stringify(body),
   });
 }

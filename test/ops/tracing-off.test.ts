@@ -13,6 +13,7 @@ import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
+import { BASE } from '../support/raw-mcp.ts';
 
 const witness = pathToFileURL(join(import.meta.dirname, '..', 'support', 'module-witness.mjs')).href;
 
@@ -36,11 +37,7 @@ async function openTelemetryLoaded(extraEnv: Record<string, string>): Promise<st
     ]) {
       const response = await fetch(`${gateway.url}/event/mcp`, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'x-api-key': key,
-        },
+        headers: { ...BASE, 'x-api-key': key },
         body: JSON.stringify(body),
       });
       assert.equal(response.status, 200, `${body.method} answered`);
