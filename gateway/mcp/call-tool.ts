@@ -75,7 +75,11 @@ export async function runToolCall(
     logCall(false);
     const outcome: CallOutcome = {
       kind: 'result',
-      result: { isError: false, text: JSON.stringify(output), structured: output },
+      result: {
+        isError: false,
+        text: tool.outputJson ? tool.outputJson(output) : JSON.stringify(output),
+        structured: output,
+      },
     };
     if (delivered.length > 0) outcome.onWritten = (ok) => runDelivered(delivered, ok, context);
     return outcome;

@@ -44,8 +44,12 @@ export interface HealthReport {
 export interface NamespaceParts {
   /** In the order tools/list answers; `<name>_capabilities` is added in front by the contract. */
   tools: ToolDefinition[];
-  /** Asked on each `<name>_capabilities` call; may call a dependency, under `signal`. */
-  capabilities(signal: AbortSignal): Promise<CapabilityReport>;
+  /**
+   * Asked on each `<name>_capabilities` call; may ask a dependency, under that call's own
+   * deadline. It gets no abort signal: the question is short, and a signal per call cost
+   * more than the event namespace's whole status question.
+   */
+  capabilities(): Promise<CapabilityReport>;
   /**
    * Whether what the namespace holds is reachable (the memory store); GET /readyz asks it of
    * every namespace that has one. Left out where there is nothing of the namespace's own to

@@ -74,6 +74,36 @@ export const capabilitiesOutput = z.object({
 
 export type Capabilities = z.output<typeof capabilitiesOutput>;
 
+/** The part of a capabilities answer that is the same on every call, and its encoding. */
+interface FixedPart {
+  tools: Capabilities['tools'];
+  errorCodes: Capabilities['error_codes'];
+  /** `,"tools":[…],"error_codes":[…]` as JSON.stringify writes those two fields. */
+  json: string;
+}
+
+/**
+ * The answer as JSON.stringify(output) writes it, with the fixed part's encoding reused:
+ * the catalogue and the error codes are over half of the text. Only the very arrays the
+ * handler took from `fixed` are known to be encoded there; anything else is serialized.
+ */
+function capabilitiesJson(output: Capabilities, fixed: FixedPart): string {
+  if (output.tools !== fixed.tools || output.error_codes !== fixed.errorCodes) return JSON.stringify(output);
+  // The same fields in the same order as the handler's object, so the bytes are the same.
+  const before = JSON.stringify({
+    namespace: output.namespace,
+    version: output.version,
+    ready: output.ready,
+    configured: output.configured,
+    auth_source: output.auth_source,
+    missing_settings: output.missing_settings,
+    problems: output.problems,
+    settings: output.settings,
+    notes: output.notes,
+  });
+  return `${before.slice(0, -1)}${fixed.json},"details":${JSON.stringify(output.details)}}`;
+}
+
 function capabilitiesTool(
   contract: NamespaceContract<z.ZodType, never>,
   parts: NamespaceParts,
@@ -82,6 +112,28 @@ function capabilitiesTool(
 ): ToolDefinition {
   const { name } = contract;
   const codes = { ...COMMON_ERROR_CODES, ...contract.errorCodes };
+  let fixedPart: FixedPart | undefined;
+  // Built on the first call: the tool list is complete only once the namespace is mounted.
+  const fixed = (): FixedPart => {
+    if (fixedPart) return fixedPart;
+    // Frozen: every answer hands out these same arrays, so no reader may change them.
+    const catalogue = Object.freeze(
+      tools().map((tool) =>
+        Object.freeze({
+          name: tool.name,
+          title: tool.title,
+          read_only: tool.annotations.readOnlyHint === true,
+          destructive: tool.annotations.destructiveHint === true,
+        }),
+      ),
+    ) as Capabilities['tools'];
+    const errorCodes = Object.freeze(
+      Object.entries(codes).map(([code, meaning]) => Object.freeze({ code, meaning })),
+    ) as Capabilities['error_codes'];
+    const json = `,"tools":${JSON.stringify(catalogue)},"error_codes":${JSON.stringify(errorCodes)}`;
+    fixedPart = { tools: catalogue, errorCodes, json };
+    return fixedPart;
+  };
   return defineTool({
     name: `${name}_capabilities`,
     title: `${contract.title.split(':')[0]} capabilities`,
@@ -89,8 +141,9 @@ function capabilitiesTool(
     input: z.object({}).strict(),
     output: capabilitiesOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    async handler(_args, { signal }): Promise<Capabilities> {
-      const report = await parts.capabilities(signal);
+    async handler(): Promise<Capabilities> {
+      const report = await parts.capabilities();
+      const { tools: catalogue, errorCodes } = fixed();
       return {
         namespace: name,
         version: contract.version,
@@ -101,16 +154,12 @@ function capabilitiesTool(
         problems: [...settingsProblems, ...(report.problems ?? [])],
         settings: report.settings ?? {},
         notes: report.notes ?? [],
-        tools: tools().map((tool) => ({
-          name: tool.name,
-          title: tool.title,
-          read_only: tool.annotations.readOnlyHint === true,
-          destructive: tool.annotations.destructiveHint === true,
-        })),
-        error_codes: Object.entries(codes).map(([code, meaning]) => ({ code, meaning })),
+        tools: catalogue,
+        error_codes: errorCodes,
         details: report.details ?? {},
       };
     },
+    outputJson: (output) => capabilitiesJson(output, fixed()),
   });
 }
 

@@ -1,6 +1,8 @@
 /**
  * What event_capabilities reports: asked of the broker worker on each call (its status is
- * the truth about the broker), so it answers, saying so, while the worker is down.
+ * the truth about the broker), so it answers, saying so, while the worker is down. The
+ * question is not cancelled when the caller leaves: its deadline bounds it anyway, and an
+ * AbortSignal per call (made, listened to, dropped) cost more than the question itself.
  */
 import { callDeadlineMs, type WorkerStatus } from '../../../shared/ipc/messages.ts';
 import type { CapabilityReport } from '../../mcp/namespace-contract.ts';
@@ -13,12 +15,11 @@ export async function eventCapabilities(
   broker: BrokerCalls,
   defaultGroup: string | undefined,
   provenance: Provenance,
-  signal: AbortSignal,
 ): Promise<CapabilityReport> {
   let status: WorkerStatus | null = null;
   let workerError: string | null = null;
   try {
-    status = await broker.call('status', {}, { signal, timeoutMs: callDeadlineMs('status', {}) });
+    status = await broker.call('status', {}, { timeoutMs: callDeadlineMs('status', {}) });
   } catch (error) {
     workerError = asToolError(error).message;
   }

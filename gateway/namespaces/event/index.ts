@@ -59,7 +59,7 @@ export const eventNamespace = defineNamespace({
         provenance,
         settler,
       }),
-      capabilities: (signal) => eventCapabilities(broker, defaultGroup, provenance, signal),
+      capabilities: () => eventCapabilities(broker, defaultGroup, provenance),
       // Answers already written get their commits out before the worker link closes.
       close: () => settler.flush(),
     };
