@@ -122,10 +122,14 @@ async function routeRequest(router: Router, context: RequestContext): Promise<Ht
   const { head } = context;
   if (head.path === '/healthz' && (head.method === 'GET' || head.method === 'HEAD')) return HEALTHY;
   if (router.consolePages && (head.path === '/console' || head.path.startsWith('/console/'))) {
+    // Sign-in logs the address after reading the form: read it while the request is live.
+    readAddresses(head);
     return router.consolePages(context);
   }
 
   const verdict = router.authenticator.authenticate(head.headers['x-api-key']);
+  // A refusal after a key lookup that waited still names the client, even if it left meanwhile.
+  if (verdict instanceof Promise) readAddresses(head);
   const auth = verdict instanceof Promise ? await verdict : verdict;
   if (!auth.ok) return refuseKey(router, head, auth.reason);
 
@@ -151,6 +155,15 @@ async function routeRequest(router: Router, context: RequestContext): Promise<Ht
   if (refusedMedia) return refusedMedia;
   if (!router.observer && !router.tracer) return serveMcp(router, context, namespace, auth, undefined);
   return observed(router, context, namespace, auth, router.observer);
+}
+
+/**
+ * Reads the request's addresses now: engines work them out on first read, and only while
+ * the request is live (see AddressedHead), so code that records them after waiting reads
+ * them before it waits.
+ */
+function readAddresses(head: RequestContext['head']): void {
+  void head.clientAddress;
 }
 
 /** Logs and reports a request whose key was refused, and answers 401. */
@@ -192,6 +205,8 @@ async function observed(
 ): Promise<HttpResponse> {
   const { tracer } = router;
   const at = Date.now();
+  // Read before the call waits on anything: the record names the client even if it left.
+  const { clientAddress, remoteAddress } = context.head;
   const span = tracer ? startRequestSpan(tracer, context.head.headers) : undefined;
   const spanContext = span?.spanContext();
   const traceId = spanContext && otelApi().isSpanContextValid(spanContext) ? spanContext.traceId : null;
@@ -220,8 +235,8 @@ async function observed(
       status,
       keyId: auth.apiKeyId,
       ownerId: auth.ownerId,
-      clientAddress: context.head.clientAddress,
-      peerAddress: context.head.remoteAddress,
+      clientAddress,
+      peerAddress: remoteAddress,
       seconds: (performance.now() - started) / 1000,
       traceId,
     };

@@ -7,7 +7,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { oidcSettings } from './console/oidc.ts';
 import { createConsole } from './console/routes.ts';
-import { clientAddressRule, withClientAddress } from './http/client-address.ts';
+import { clientAddressRule } from './http/client-address.ts';
 import { drainable } from './http/drain.ts';
 import type { RequestHandler } from './http/engine.ts';
 import { selectEngine } from './http/select-engine.ts';
@@ -225,11 +225,10 @@ export async function startGateway({
   });
 
   const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
-  const requests = drainable(withClientAddress(clientAddressRule(config.trustProxy), handler));
-  const server = await engine.listen(
-    { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES, sharedPort },
-    requests.handler,
-  );
+  const requests = drainable(handler);
+  const listening = { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES };
+  const clientAddressOf = clientAddressRule(config.trustProxy);
+  const server = await engine.listen({ ...listening, sharedPort, clientAddressOf }, requests.handler);
   let draining = false;
   const checks = readinessChecks(store, broker, rateGate, mounted);
   log.info(

@@ -6,7 +6,9 @@
  * it is the socket's peer, so nobody can pick their own address by sending the header.
  */
 import { BlockList, isIP } from 'node:net';
-import type { RequestHandler } from './engine.ts';
+import type { ClientAddressOf } from './engine.ts';
+
+export type { ClientAddressOf } from './engine.ts';
 
 export interface TrustedProxy {
   address: string;
@@ -77,8 +79,6 @@ function forwardedAddress(entry: string): string | null {
   return canonicalAddress(withPort ? withPort[1]! : text);
 }
 
-export type ClientAddressOf = (peer: string, forwardedFor: string | undefined) => string;
-
 /**
  * canonicalAddress for socket peers, remembered: it runs on every request, uWS reports IPv6
  * in the long form (3 µs each through URL), and a listener sees the same few peers again
@@ -116,13 +116,5 @@ export function clientAddressRule(proxies: TrustedProxy[] | null): ClientAddress
       client = hop;
     }
     return client;
-  };
-}
-
-/** Sets each request's clientAddress before anything (console, key check, audit) reads it. */
-export function withClientAddress(rule: ClientAddressOf, handler: RequestHandler): RequestHandler {
-  return (context) => {
-    context.head.clientAddress = rule(context.head.remoteAddress, context.head.headers['x-forwarded-for']);
-    return handler(context);
   };
 }

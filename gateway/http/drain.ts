@@ -26,6 +26,22 @@ export function drainable(inner: RequestHandler): Drainable {
   let inFlight = 0;
   let draining = false;
   const idleWaiters = new Set<() => void>();
+  const leave = (count: number) => {
+    inFlight -= count;
+    if (inFlight === 0) for (const wake of idleWaiters) wake();
+  };
+  // Answers written in this turn of the event loop are counted out together in the next:
+  // one setImmediate per turn instead of one per request.
+  let leaving = 0;
+  const leaveTogether = () => {
+    const count = leaving;
+    leaving = 0;
+    leave(count);
+  };
+  const leaveSoon = () => {
+    if (leaving === 0) setImmediate(leaveTogether);
+    leaving += 1;
+  };
   return {
     get inFlight() {
       return inFlight;
@@ -33,36 +49,33 @@ export function drainable(inner: RequestHandler): Drainable {
     handler: async (context) => {
       if (draining) return SHUTTING_DOWN;
       inFlight += 1;
-      let counted = false;
-      const countOut = () => {
-        if (counted) return;
-        counted = true;
-        inFlight -= 1;
-        if (inFlight === 0) for (const wake of idleWaiters) wake();
-      };
       let response: HttpResponse;
       try {
         response = await inner(context);
       } catch (error) {
-        setImmediate(countOut);
+        leaveSoon();
         throw error;
       }
       const onWritten = response.onWritten;
       if (!onWritten) {
         // Counted out only after the engine has written the answer (it does so in a
         // continuation of this promise), so a drain never closes over an unsent answer.
-        setImmediate(countOut);
+        leaveSoon();
         return response;
       }
       // An answer whose delivery matters (a poll's lease) counts out once the engine has
       // reported it, so what that report settles is queued before the drain ends.
+      let counted = false;
       return {
         ...response,
         onWritten: (ok) => {
           try {
             onWritten(ok);
           } finally {
-            countOut();
+            if (!counted) {
+              counted = true;
+              leave(1);
+            }
           }
         },
       };

@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  AddressedHead,
   type BodyResult,
   bodyLength,
+  type ClientAddressOf,
   type HttpEngine,
   type HttpResponse,
   LINGER,
@@ -11,22 +13,24 @@ import {
   type RequestHead,
 } from './engine.ts';
 
-function headOf(req: IncomingMessage): RequestHead {
+function headOf(req: IncomingMessage, clientAddressOf: ClientAddressOf | undefined): RequestHead {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  // Read now: node:http keeps a socket's peer once asked, so this costs one system call
+  // per connection, and the address stays known after the client leaves.
   const peer = req.socket.remoteAddress ?? '';
-  return {
-    method: (req.method ?? 'GET').toUpperCase(),
-    path: queryAt === -1 ? url : url.slice(0, queryAt),
-    query: queryAt === -1 ? '' : url.slice(queryAt + 1),
+  return new AddressedHead(
+    (req.method ?? 'GET').toUpperCase(),
+    queryAt === -1 ? url : url.slice(0, queryAt),
+    queryAt === -1 ? '' : url.slice(queryAt + 1),
     headers,
-    remoteAddress: peer,
-    clientAddress: peer,
-  };
+    () => peer,
+    clientAddressOf,
+  );
 }
 
 /** Resolves as soon as the body is known to be too large, so the 413 goes out without reading the rest. */
@@ -137,7 +141,7 @@ export function createNodeEngine(): HttpEngine {
   return {
     name: 'node',
     build: `node:http (Node.js ${process.version})`,
-    listen({ host, port, maxBodyBytes }, handler: RequestHandler) {
+    listen({ host, port, maxBodyBytes, clientAddressOf }, handler: RequestHandler) {
       const server = createServer((req, res) => {
         const controller = new AbortController();
         res.on('close', () => {
@@ -145,7 +149,7 @@ export function createNodeEngine(): HttpEngine {
         });
         let body: Promise<BodyResult> | undefined;
         const context = {
-          head: headOf(req),
+          head: headOf(req, clientAddressOf),
           readBody: () => {
             body ??= collectBody(req, maxBodyBytes);
             return body;

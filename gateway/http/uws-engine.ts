@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import type {
   BodyPieces,
   BodyResult,
+  ClientAddressOf,
   HttpEngine,
   HttpResponse,
   RequestContext,
@@ -9,25 +10,31 @@ import type {
   RequestHead,
   RunningServer,
 } from './engine.ts';
-import { bodyLength, LINGER, portInUseError, statusLine, wholeBody } from './engine.ts';
+import { AddressedHead, bodyLength, LINGER, portInUseError, statusLine, wholeBody } from './engine.ts';
 import type { LoadedUws, UwsApp, UwsModule, UwsRequest, UwsResponse } from './uws-loader.ts';
 
-// uWS invalidates the request object when the handler returns, so everything is copied first.
-function headOf(req: UwsRequest, res: UwsResponse): RequestHead {
+// uWS invalidates the request object when the handler returns, so the head is copied
+// first. The peer's address is asked of uWS only when read, and only while the response
+// is live: uWS forbids touching a response after it aborted or ended.
+function headOf(
+  req: UwsRequest,
+  res: UwsResponse,
+  live: () => boolean,
+  clientAddressOf: ClientAddressOf | undefined,
+): RequestHead {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     const previous = headers[name];
     headers[name] = previous === undefined ? value : `${previous}, ${value}`;
   });
-  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-  return {
-    method: req.getMethod().toUpperCase(),
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
+  return new AddressedHead(
+    req.getMethod().toUpperCase(),
+    req.getUrl(),
+    req.getQuery() ?? '',
     headers,
-    remoteAddress: peer,
-    clientAddress: peer,
-  };
+    () => (live() ? Buffer.from(res.getRemoteAddressAsText()).toString() : ''),
+    clientAddressOf,
+  );
 }
 
 /**
@@ -233,12 +240,12 @@ export function createUwsEngine({ uws, build }: LoadedUws): HttpEngine {
   return {
     name: 'uws',
     build,
-    async listen({ host, port, maxBodyBytes, sharedPort }, handler: RequestHandler) {
+    async listen({ host, port, maxBodyBytes, sharedPort, clientAddressOf }, handler: RequestHandler) {
       // uWS listens with SO_REUSEPORT, so a second gateway on a taken port would start and
       // silently split connections with the first: bind once without it to find out.
       if (port !== 0 && !sharedPort && !(await portIsFree(host, port))) throw portInUseError(host, port);
       const app = uws.App();
-      app.any('/*', (res, req) => serveRequest(res, req, handler, maxBodyBytes));
+      app.any('/*', (res, req) => serveRequest(res, req, handler, maxBodyBytes, clientAddressOf));
       return listenOn(uws, app, host, port);
     },
   };
@@ -254,11 +261,13 @@ function serveRequest(
   req: UwsRequest,
   handler: RequestHandler,
   maxBodyBytes: number,
+  clientAddressOf: ClientAddressOf | undefined,
 ): void {
-  const head = headOf(req, res);
   // Most requests never look at the signal; an AbortController is made only for those that do.
   let controller: AbortController | undefined;
+  // Answered, or the client left: the response may no longer be touched.
   let finished = false;
+  const head = headOf(req, res, () => !finished, clientAddressOf);
   let reportWritten: ((ok: boolean) => void) | undefined;
   // uWS keeps one onAborted handler per response: everything that cares goes here.
   res.onAborted(() => {
