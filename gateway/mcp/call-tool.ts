@@ -73,13 +73,12 @@ export async function runToolCall(
       whenDelivered: (callback) => delivered.push(callback),
     });
     logCall(false);
+    const encoded = tool.outputJson?.(output);
     const outcome: CallOutcome = {
       kind: 'result',
-      result: {
-        isError: false,
-        text: tool.outputJson ? tool.outputJson(output) : JSON.stringify(output),
-        structured: output,
-      },
+      result: encoded
+        ? { isError: false, text: encoded.json, quoted: encoded.quoted, structured: output }
+        : { isError: false, text: JSON.stringify(output), structured: output },
     };
     if (delivered.length > 0) outcome.onWritten = (ok) => runDelivered(delivered, ok, context);
     return outcome;

@@ -37,6 +37,7 @@ export interface NamespaceModel {
 
 /** A CallToolResult without era-specific fields; `text` is the structured output as JSON, or the error. */
 export type ToolResult =
-  | { isError: false; text: string; structured: unknown }
+  /** `quoted`, when given, is JSON.stringify(text), made by a tool that had most of it escaped already. */
+  | { isError: false; text: string; structured: unknown; quoted?: string }
   /** `code` is the ToolError's stable code (quota_exceeded, …), for metrics and the audit trail. */
   | { isError: true; text: string; code?: string };

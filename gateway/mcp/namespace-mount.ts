@@ -13,7 +13,7 @@ import {
   type NamespaceContract,
   type NamespaceParts,
 } from './namespace-contract.ts';
-import { defineTool, type ToolDefinition, ToolError } from './tool.ts';
+import { defineTool, type OutputJson, type ToolDefinition, ToolError } from './tool.ts';
 
 /** A namespace as the gateway holds it: the MCP definition plus the contract's questions. */
 export interface MountedNamespace extends NamespaceDefinition {
@@ -80,17 +80,28 @@ interface FixedPart {
   errorCodes: Capabilities['error_codes'];
   /** `,"tools":[…],"error_codes":[…]` as JSON.stringify writes those two fields. */
   json: string;
+  /** The same text escaped as inside a JSON string (JSON.stringify(json) without its quotes). */
+  escaped: string;
 }
 
+/** JSON.stringify(text) without its quotes: a JSON string's inside. */
+const escapedOf = (text: string) => JSON.stringify(text).slice(1, -1);
+
 /**
- * The answer as JSON.stringify(output) writes it, with the fixed part's encoding reused:
- * the catalogue and the error codes are over half of the text. Only the very arrays the
- * handler took from `fixed` are known to be encoded there; anything else is serialized.
+ * The answer as JSON.stringify(output) writes it, and that text quoted again for the text
+ * content, with the fixed part's encodings reused: the catalogue and the error codes are
+ * over half of the text. Escaping works character by character, so the quoted text is the
+ * escaped pieces joined (every piece begins and ends with an ASCII character: no surrogate
+ * pair is split). Only the very arrays the handler took from `fixed` are known to be
+ * encoded there; anything else is serialized whole.
  */
-function capabilitiesJson(output: Capabilities, fixed: FixedPart): string {
-  if (output.tools !== fixed.tools || output.error_codes !== fixed.errorCodes) return JSON.stringify(output);
+function capabilitiesJson(output: Capabilities, fixed: FixedPart): OutputJson {
+  if (output.tools !== fixed.tools || output.error_codes !== fixed.errorCodes) {
+    const json = JSON.stringify(output);
+    return { json, quoted: JSON.stringify(json) };
+  }
   // The same fields in the same order as the handler's object, so the bytes are the same.
-  const before = JSON.stringify({
+  const head = JSON.stringify({
     namespace: output.namespace,
     version: output.version,
     ready: output.ready,
@@ -100,8 +111,12 @@ function capabilitiesJson(output: Capabilities, fixed: FixedPart): string {
     problems: output.problems,
     settings: output.settings,
     notes: output.notes,
-  });
-  return `${before.slice(0, -1)}${fixed.json},"details":${JSON.stringify(output.details)}}`;
+  }).slice(0, -1);
+  const tail = `,"details":${JSON.stringify(output.details)}}`;
+  return {
+    json: `${head}${fixed.json}${tail}`,
+    quoted: `"${escapedOf(head)}${fixed.escaped}${escapedOf(tail)}"`,
+  };
 }
 
 function capabilitiesTool(
@@ -131,7 +146,7 @@ function capabilitiesTool(
       Object.entries(codes).map(([code, meaning]) => Object.freeze({ code, meaning })),
     ) as Capabilities['error_codes'];
     const json = `,"tools":${JSON.stringify(catalogue)},"error_codes":${JSON.stringify(errorCodes)}`;
-    fixedPart = { tools: catalogue, errorCodes, json };
+    fixedPart = { tools: catalogue, errorCodes, json, escaped: escapedOf(json) };
     return fixedPart;
   };
   return defineTool({

@@ -41,11 +41,16 @@ export interface ToolDefinition<In extends z.ZodType = z.ZodType, Out extends z.
   annotations: ToolAnnotations;
   handler(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
   /**
-   * The handler's output as JSON, exactly the text JSON.stringify(output) gives, for a tool
-   * whose output is mostly the same on every call and can reuse that part's encoding.
-   * Without it the output is serialized with JSON.stringify.
+   * The handler's output as JSON, for a tool whose output is mostly the same on every call
+   * and can reuse that part's encoding. Without it the output is serialized with JSON.stringify.
    */
-  outputJson?(output: z.output<Out>): string;
+  outputJson?(output: z.output<Out>): OutputJson;
+}
+
+/** An output's JSON: `json` exactly as JSON.stringify(output) writes it, `quoted` exactly JSON.stringify(json). */
+export interface OutputJson {
+  json: string;
+  quoted: string;
 }
 
 /** Keeps each tool's handler typed against its own schemas inside a heterogeneous list. */

@@ -62,7 +62,9 @@ test("the answer's JSON is exactly JSON.stringify of the handler's output, setti
     const context = { caller: { apiKeyId: 'k' }, signal: new AbortController().signal, requestId: 'r' };
     for (let round = 0; round < 2; round++) {
       const output = (await tool.handler({}, context)) as Record<string, unknown>;
-      assert.equal(tool.outputJson?.(output), JSON.stringify(output));
+      const encoded = tool.outputJson?.(output);
+      assert.equal(encoded?.json, JSON.stringify(output));
+      assert.equal(encoded?.quoted, JSON.stringify(encoded?.json));
       assert.deepEqual(Object.keys(output), Object.keys(capabilitiesOutput.shape));
     }
   }
@@ -115,11 +117,14 @@ for (const engine of ['uws', 'node'] as const) {
       broker.status = {
         ...REACHABLE,
         brokerReachable: false,
-        lastBrokerError: { message: 'Connection "refused" by 127.0.0.1:9092 — retrying\\', at: '2026-11-26' },
+        lastBrokerError: {
+          message: 'Connection "refused" by 127.0.0.1:9092 — retrying 😀 \ud800\\',
+          at: '2026-11-26',
+        },
       };
       const after = resultOf(await call(gw, 'event', 4)).structured;
       assert.equal(after.ready, false);
-      assert.deepEqual(after.problems, ['Connection "refused" by 127.0.0.1:9092 — retrying\\']);
+      assert.deepEqual(after.problems, ['Connection "refused" by 127.0.0.1:9092 — retrying 😀 \ud800\\']);
       const modernAnswer = await modern(gw, 5, 'tools/call', { name: 'event_capabilities', arguments: {} });
       const now = resultOf(modernAnswer).structured;
       assert.deepEqual(now, after);

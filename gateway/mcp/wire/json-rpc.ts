@@ -38,9 +38,12 @@ export function resultResponse(id: JsonRpcId, result: string | EncodedResult): H
   return { status: 200, headers: JSON_HEADERS, body };
 }
 
-/** A tool result's content array, one text block: the bytes JSON.stringify([{ type: 'text', text }]) gives. */
-export function textContent(text: string): string {
-  return `[{"type":"text","text":${JSON.stringify(text)}}]`;
+/**
+ * A tool result's content array, one text block: the bytes JSON.stringify([{ type: 'text', text }])
+ * gives. `quoted` is JSON.stringify(text) when the caller has it already.
+ */
+export function textContent(text: string, quoted = JSON.stringify(text)): string {
+  return `[{"type":"text","text":${quoted}}]`;
 }
 
 /** The tools/list entries a caller may see; `undefined` means all of them. */

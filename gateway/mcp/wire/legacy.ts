@@ -27,7 +27,7 @@ export function encodeLegacyToolResult(result: ToolResult): string {
   // A handler that returned nothing has no JSON text to reuse.
   if (result.structured === undefined)
     return JSON.stringify({ content: [{ type: 'text', text: result.text }] });
-  return `{"content":${textContent(result.text)},"structuredContent":${result.text}}`;
+  return `{"content":${textContent(result.text, result.quoted)},"structuredContent":${result.text}}`;
 }
 
 /** `,"_meta":{"mcp-gateway/errorCode":…}` for an error with a code, else nothing. */

@@ -63,7 +63,7 @@ export function createModernWire(model: NamespaceModel): ModernWire {
       // `text` already is the structured output as JSON (see ToolResult): not serialized twice.
       const withOutput = result.structured !== undefined;
       const content = withOutput
-        ? textContent(result.text)
+        ? textContent(result.text, result.quoted)
         : JSON.stringify([{ type: 'text', text: result.text }]);
       const structured = withOutput ? `,"structuredContent":${result.text}` : '';
       return resultResponse(
