@@ -85,6 +85,7 @@ async function withKafkaIfNeeded(
     saslSslPort: 0,
     controllerPort: 0,
     initialRebalanceDelayMs: 0,
+    shortLived: true,
     log: (line) => console.log(`[kafka] ${line}`),
   });
   const stopKafka = async () => {

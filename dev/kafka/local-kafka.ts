@@ -62,6 +62,11 @@ export interface LocalKafkaOptions {
    * broker is stopped when this process exits, even if it is killed.
    */
   detached?: boolean;
+  /**
+   * A broker for one test run: its JVM compiles with C1 only, which costs about half the CPU
+   * of both tiers over minutes (dev/kafka/broker-process.ts). Default false.
+   */
+  shortLived?: boolean;
 }
 
 export interface LocalKafka {
@@ -282,7 +287,7 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   const logOffset = await fileSize(files.logFile);
   await writeFile(files.logFile, `--- local-kafka start ${new Date().toISOString()} ---\n`, { flag: 'a' });
   const startedAt = Date.now();
-  const child = spawnBroker({ java, libs, files, detached });
+  const child = spawnBroker({ java, libs, files, detached, shortLived: options.shortLived ?? false });
   const pid = await new Promise<number>((resolvePid, reject) => {
     child.once('spawn', () => resolvePid(child.pid!));
     child.once('error', (error) =>

@@ -15,7 +15,11 @@ export interface PrivateKafka {
   cleanup(): Promise<void>;
 }
 
-export async function startPrivateKafka(initialRebalanceDelayMs: number): Promise<PrivateKafka> {
+/** `shortLived` for a test file's broker (see LocalKafkaOptions); benches keep the full JVM. */
+export async function startPrivateKafka(
+  initialRebalanceDelayMs: number,
+  options: { shortLived?: boolean } = {},
+): Promise<PrivateKafka> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-private-kafka-'));
   const kafka = await startLocalKafka({
     dataDir,
@@ -24,6 +28,7 @@ export async function startPrivateKafka(initialRebalanceDelayMs: number): Promis
     saslSslPort: null,
     controllerPort: 0,
     initialRebalanceDelayMs,
+    shortLived: options.shortLived ?? false,
   });
   return {
     kafka,

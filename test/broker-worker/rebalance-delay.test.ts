@@ -19,7 +19,7 @@ let worker: WorkerProcess;
 let client: BrokerWorkerClient;
 
 before(async () => {
-  broker = await startPrivateKafka(3000);
+  broker = await startPrivateKafka(3000, { shortLived: true });
   kafka = broker.kafka;
   worker = await startWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,

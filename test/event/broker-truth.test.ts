@@ -17,7 +17,7 @@ let kafka: LocalKafka;
 let stack: EventStack;
 
 before(async () => {
-  broker = await startPrivateKafka(3000);
+  broker = await startPrivateKafka(3000, { shortLived: true });
   kafka = broker.kafka;
   stack = await startEventStack({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,

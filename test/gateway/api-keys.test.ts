@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator } from '../../gateway/auth/api-key-auth.ts';
 import { hashApiKey } from '../../gateway/core/api-key.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { ApiKeyStore } from '../../gateway/keys/store.ts';
+import { compiledEntry } from '../support/compiled.ts';
 import { elapse } from '../support/harness.ts';
 
 const run = promisify(execFile);
@@ -94,7 +95,7 @@ test('the keys CLI creates (key shown once, with client config), lists without k
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-keys-cli-'));
   const env = { ...process.env, DATA_DIR: dataDir, PORT: '9999' };
   const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'gateway/keys/cli.ts', ...args], { cwd: root, env });
+    run(process.execPath, [compiledEntry('gateway/keys/cli.ts'), ...args], { cwd: root, env });
   try {
     const created = JSON.parse((await cli('create', '--label', 'ci bot', '--owner', 'ops', '--json')).stdout);
     assert.match(created.key, /^mcp_/);

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { compiledEntry } from '../support/compiled.ts';
 import { freePort, mintKey, waitFor } from '../support/harness.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -12,7 +13,7 @@ test('GATEWAY_THREADS=3 serves one port from three uWS threads and stops cleanly
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-threads-'));
   const { key } = mintKey(dataDir, 'threads');
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts'], {
+  const child = spawn(process.execPath, [compiledEntry('gateway/main.ts')], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), GATEWAY_THREADS: '3', HTTP_ENGINE: 'uws' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,6 +17,7 @@ import {
   stopLocalKafka,
 } from '../../dev/kafka/local-kafka.ts';
 import { reservePorts } from '../../dev/kafka/ports.ts';
+import { compiledEntry } from '../support/compiled.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -28,7 +29,7 @@ interface CliResult {
 
 function cli(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'dev/kafka/cli.ts'), ...args], {
+    const child = spawn(process.execPath, [compiledEntry('dev/kafka/cli.ts'), ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createTopic, produce, uniqueName } from '../broker-worker/support/kafka.ts';
+import { compiledEntry } from '../support/compiled.ts';
 import { type ConsumeData, callTool, startEventStack } from '../support/event-stack.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/harness.ts';
@@ -96,7 +97,7 @@ test('a spent quota is a quota_exceeded tool error with the reset time, and surv
   const shown = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'gateway/keys/cli.ts', 'show', id],
+      [compiledEntry('gateway/keys/cli.ts'), 'show', id],
       { cwd: root, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } },
       (error, stdout) => (error ? reject(error) : resolve(stdout)),
     ),

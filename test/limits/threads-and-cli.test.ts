@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { compiledEntry } from '../support/compiled.ts';
 import { freePort, mintKey, waitFor } from '../support/harness.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -16,7 +17,7 @@ function keysCli(dataDir: string, args: string[]): Promise<{ code: number; stdou
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'gateway/keys/cli.ts', ...args],
+      [compiledEntry('gateway/keys/cli.ts'), ...args],
       { cwd: root, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -31,7 +32,7 @@ test('three listener threads hold a key to its budget together, not three times 
     limits: { rate: { count: 1, per: 'min' }, burst: budget },
   });
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts'], {
+  const child = spawn(process.execPath, [compiledEntry('gateway/main.ts')], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), GATEWAY_THREADS: '3', HTTP_ENGINE: 'uws' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -26,7 +26,7 @@ before(async () => {
 after(() => rm(dataDir, { recursive: true, force: true }));
 
 const cli = (tool: keyof typeof COMMANDS, args: string[]) =>
-  runCli(tool, args, { compiled: true, env: { DATA_DIR: dataDir } });
+  runCli(tool, args, { env: { DATA_DIR: dataDir } });
 
 test('npm run keys -- --help and npm run users -- --help answer through npm, exit 0', async () => {
   for (const tool of ['keys', 'users'] as const) {

@@ -1,7 +1,7 @@
 /**
  * Runs `npm run keys` / `npm run users` as an operator would: a child process with its own
- * environment and standard input, its exit code and both outputs captured. From source
- * (tsx) by default; `compiled: true` runs the bin/ launcher over dist/ (build first).
+ * environment and standard input, its exit code and both outputs captured: the bin/
+ * launcher over the compiled dist/, as shipped (test/support/compiled.ts says why).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,18 +14,14 @@ export interface CliResult {
   stderr: string;
 }
 
-const ENTRY = {
-  keys: { source: 'gateway/keys/cli.ts', launcher: 'bin/keys.mjs' },
-  users: { source: 'gateway/accounts/cli.ts', launcher: 'bin/users.mjs' },
-};
+const LAUNCHER = { keys: 'bin/keys.mjs', users: 'bin/users.mjs' };
 
 export function runCli(
-  tool: keyof typeof ENTRY,
+  tool: keyof typeof LAUNCHER,
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; compiled?: boolean } = {},
+  options: { env?: Record<string, string>; stdin?: string } = {},
 ): Promise<CliResult> {
-  const entry = ENTRY[tool];
-  const argv = options.compiled ? [entry.launcher, ...args] : ['--import', 'tsx', entry.source, ...args];
+  const argv = [LAUNCHER[tool], ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, {
       cwd: root,

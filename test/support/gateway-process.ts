@@ -1,9 +1,10 @@
 /**
- * Runs the real gateway process (`gateway/main.ts`) for a test, so a restart is a new
+ * Runs the real gateway process (compiled `gateway/main.ts`) for a test, so a restart is a new
  * process with nothing carried over but its settings and data directory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { compiledEntry } from './compiled.ts';
 import { waitFor } from './harness.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -29,7 +30,7 @@ function spawnGateway(env: Record<string, string>): {
   lines: string[];
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'gateway', 'main.ts')], {
+  const child = spawn(process.execPath, [compiledEntry('gateway/main.ts')], {
     cwd: root,
     env: { ...cleanEnv(), HOST: '127.0.0.1', PORT: '0', HTTP_ENGINE: 'node', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

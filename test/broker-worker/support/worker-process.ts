@@ -1,5 +1,5 @@
 /**
- * Runs a real broker-worker process (`broker-worker/main.ts`) for a test, listening on a
+ * Runs a real broker-worker process (compiled `broker-worker/main.ts`) for a test, listening on a
  * private unix socket, and gives back a BrokerWorkerClient connected to it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrokerWorkerClient } from '../../../gateway/broker-client/client.ts';
 import { parseEndpoint } from '../../../shared/ipc/endpoint.ts';
+import { compiledEntry } from '../../support/compiled.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -44,7 +45,7 @@ export async function startWorker(
   options: { address?: string; timeoutMs?: number } = {},
 ): Promise<WorkerProcess> {
   const address = options.address ?? freshSocketAddress();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'broker-worker', 'main.ts')], {
+  const child = spawn(process.execPath, [compiledEntry('broker-worker/main.ts')], {
     cwd: root,
     env: { ...cleanEnv(), LOG_LEVEL: 'info', BROKER_WORKER_LISTEN: address, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,7 +100,7 @@ export async function startWorker(
 export async function runWorkerToExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'broker-worker', 'main.ts')], {
+  const child = spawn(process.execPath, [compiledEntry('broker-worker/main.ts')], {
     cwd: root,
     env: { ...cleanEnv(), BROKER_WORKER_LISTEN: freshSocketAddress(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { contentHash } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
+import { compiledEntry } from '../../support/compiled.ts';
 import { startTestGateway } from '../../support/gateway.ts';
 import { waitFor } from '../../support/harness.ts';
 import { startEmbeddingsServer } from '../../support/openai-embeddings.ts';
@@ -58,7 +59,7 @@ test('a store holding another model is searched keyword-only until `npm run memo
 
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'gateway/namespaces/memory/cli.ts', 'reembed'],
+      [compiledEntry('gateway/namespaces/memory/cli.ts'), 'reembed'],
       {
         env: { ...process.env, ...env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
         cwd: join(import.meta.dirname, '../../..'),
