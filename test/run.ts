@@ -37,27 +37,45 @@ async function testFiles(dir: string): Promise<string[]> {
 
 async function main(): Promise<number> {
   const filter = process.argv.slice(2);
-  if (filter.length === 0) {
-    if ((await run('npx', ['tsc', '--noEmit'])) !== 0) return 1;
-    if ((await run('npx', ['biome', 'check', '.'])) !== 0) return 1;
-  }
-  // The process tests (test/scripts) run the compiled tree as operators do.
-  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) return 1;
   let files = await testFiles(join(root, 'test'));
   if (filter.length > 0) files = files.filter((f) => filter.some((part) => f.includes(part)));
   if (files.length === 0) {
     console.error('no test files matched');
     return 1;
   }
-
   const needs = await testNeeds(root, files);
-  // The default embedder's model, fetched once into .cache/models as a fresh install's first
-  // start would, so every test gateway on default settings finds it ready.
-  if (needs.minilm.length > 0) await setUpMiniLm();
+  // What a fresh clone downloads (the default embedder's model, fetched into .cache/models as a
+  // first start would; Node 22 and 24) waits on the network, not the CPU, so it runs while tsc
+  // and biome check the tree. Each promise is awaited below, where its result is needed.
+  const miniLm = needs.minilm.length > 0 ? settle(setUpMiniLm()) : undefined;
+  const runtimes = otherRuntimeFiles(files).length > 0 ? fetchOtherRuntimes() : undefined;
+  if (filter.length === 0) {
+    if ((await run('npx', ['tsc', '--noEmit'])) !== 0) return 1;
+    if ((await run('npx', ['biome', 'check', '.'])) !== 0) return 1;
+  }
+  // The process tests (test/scripts) run the compiled tree as operators do.
+  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) return 1;
+  if (miniLm) await unwrap(miniLm);
   const failed = await withKafkaIfNeeded(needs.kafka, (env) =>
     run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], env),
   );
-  return (await otherRuntimes(files)) || failed;
+  return (await otherRuntimes(files, runtimes)) || failed;
+}
+
+type Settled<T> = Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
+
+/** A promise awaited later: its failure is kept for that moment, not reported as unhandled. */
+function settle<T>(promise: Promise<T>): Settled<T> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+async function unwrap<T>(settled: Settled<T>): Promise<T> {
+  const result = await settled;
+  if (!result.ok) throw result.error;
+  return result.value;
 }
 
 /**
@@ -119,12 +137,29 @@ const OTHER_RUNTIME_SUITES = [
   'test/runtimes/',
 ];
 
-async function otherRuntimes(selected: string[]): Promise<number> {
-  const files = selected.filter((file) => OTHER_RUNTIME_SUITES.some((suite) => file.startsWith(suite)));
-  if (files.length === 0) return 0;
+function otherRuntimeFiles(selected: string[]): string[] {
+  return selected.filter((file) => OTHER_RUNTIME_SUITES.some((suite) => file.startsWith(suite)));
+}
+
+function fetchOtherRuntimes(): Map<RuntimeMajor, Settled<string>> {
+  const majors = Object.keys(PINNED_RUNTIMES).map(Number) as RuntimeMajor[];
+  return new Map(
+    majors.map((major) => [
+      major,
+      settle(ensureNode(major, (line) => console.log(`[node ${major}] ${line}`))),
+    ]),
+  );
+}
+
+async function otherRuntimes(
+  selected: string[],
+  runtimes: Map<RuntimeMajor, Settled<string>> | undefined,
+): Promise<number> {
+  const files = otherRuntimeFiles(selected);
+  if (files.length === 0 || !runtimes) return 0;
   let failed = 0;
-  for (const major of Object.keys(PINNED_RUNTIMES).map(Number) as RuntimeMajor[]) {
-    const node = await ensureNode(major, (line) => console.log(`[node ${major}] ${line}`));
+  for (const [major, fetched] of runtimes) {
+    const node = await unwrap(fetched);
     console.log(`[node ${major}] ${files.length} test files under ${node}`);
     failed ||= await run(node, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files]);
   }
