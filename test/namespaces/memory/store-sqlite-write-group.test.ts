@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
+import { SqliteWriteGroup } from '../../../gateway/namespaces/memory/store/sqlite-write-group.ts';
+import { queryWords } from '../../../gateway/namespaces/memory/store/text.ts';
 import { MemoryLimitError } from '../../../gateway/namespaces/memory/store/types.ts';
+import { openSqlite } from '../../../gateway/store/index.ts';
 import { Database } from '../../../gateway/store/sqlite-driver.ts';
 
 describe('SQLite memory writes of one turn share a commit', () => {
@@ -91,6 +94,77 @@ describe('SQLite memory writes of one turn share a commit', () => {
       assert.equal((await reopened.stats('late', now)).count, 2);
     } finally {
       await reopened.close();
+    }
+  });
+
+  test('write groups keep the keyword index merged, and every memory stays findable', async () => {
+    const mergedFile = join(dir, 'merging.sqlite');
+    const merging = new SqliteMemoryStore(mergedFile);
+    try {
+      // 240 groups of 16 distinct texts: FTS5 writes one segment per commit.
+      for (let g = 0; g < 240; g++) {
+        await Promise.all(
+          Array.from({ length: 16 }, (_, i) =>
+            merging.write(
+              'merged',
+              plainWrite(`note ${g} ${i} word${g}x${i} shared words here`),
+              10_000,
+              now,
+            ),
+          ),
+        );
+      }
+      const reader = new Database(mergedFile, { readonly: true });
+      let segments: number;
+      try {
+        const automerge = reader.prepare("SELECT v FROM memories_fts_config WHERE k = 'automerge'").get() as {
+          v: number;
+        };
+        // The commit itself merges nothing; the write group's own step does.
+        assert.equal(automerge.v, 0);
+        segments = (
+          reader.prepare('SELECT COUNT(DISTINCT segid) AS n FROM memories_fts_idx').get() as { n: number }
+        ).n;
+      } finally {
+        reader.close();
+      }
+      // Unmerged (automerge off and no step), the same writes leave 15 segments; merged, 9.
+      assert.ok(segments <= 10, `${segments} keyword-index segments after 240 write groups`);
+      for (const [g, i] of [
+        [0, 0],
+        [117, 5],
+        [239, 15],
+      ] as const) {
+        const found = await merging.search(
+          'merged',
+          { ...queryWords(`word${g}x${i}`), vector: null, mode: 'keyword', fetch: 5, filter: {} },
+          now,
+        );
+        assert.deepEqual(
+          found.candidates.map((c) => c.memory.content),
+          [`note ${g} ${i} word${g}x${i} shared words here`],
+        );
+      }
+    } finally {
+      await merging.close();
+    }
+  });
+
+  test("a failing tidy step undoes only its own changes; the group's writes commit", async () => {
+    const db = openSqlite(':memory:');
+    try {
+      db.exec('CREATE TABLE rows (note TEXT NOT NULL)');
+      const insert = db.prepare('INSERT INTO rows (note) VALUES (?)');
+      const group = new SqliteWriteGroup(db, () => {
+        insert.run('tidy');
+        throw new Error('tidy failed');
+      });
+      const written = await Promise.all(['a', 'b'].map((note) => group.run(() => insert.run(note).changes)));
+      assert.deepEqual(written, [1, 1]);
+      const notes = db.prepare('SELECT note FROM rows ORDER BY note').pluck().all();
+      assert.deepEqual(notes, ['a', 'b']);
+    } finally {
+      db.close();
     }
   });
 });

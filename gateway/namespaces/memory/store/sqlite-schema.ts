@@ -1,5 +1,5 @@
 import type { SqliteDatabase, SqliteMigration } from '../../../store/index.ts';
-import { KEY_TAGGED_FTS_SQL, STEMMED_FTS_SQL } from './sqlite-fts.ts';
+import { KEY_TAGGED_FTS_SQL, STEMMED_FTS_SQL, WRITER_MERGES_FTS_SQL } from './sqlite-fts.ts';
 
 /**
  * Memory rows with an FTS5 index kept in step by triggers. The vector table is not here:
@@ -81,6 +81,7 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   { version: 4, name: 'keyword index tagged by api key', up: KEY_TAGGED_FTS_SQL },
   { version: 5, name: 'sign bits in a plain table, searched in memory', up: migrateToV5 },
   { version: 6, name: 'keyword index stemmed before the key tag; superseded memories', up: STEMMED_FTS_SQL },
+  { version: 7, name: 'keyword index merged after each write group', up: WRITER_MERGES_FTS_SQL },
 ];
 
 /**

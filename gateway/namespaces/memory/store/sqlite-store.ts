@@ -10,7 +10,7 @@ import {
 import { decodeCursor, encodeCursor, type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
-import { registerMemoryFunctions } from './sqlite-fts.ts';
+import { MERGE_STEP_SQL, registerMemoryFunctions } from './sqlite-fts.ts';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
 import { sqliteSearch } from './sqlite-search.ts';
 import { supersedeSimilarRows } from './sqlite-supersede.ts';
@@ -67,7 +67,8 @@ export class SqliteMemoryStore implements MemoryStore {
       () => this.bitIndex.clear(),
     );
     this.checkpointer = file === ':memory:' ? null : startWalCheckpointer(this.db, file);
-    this.writes = new SqliteWriteGroup(this.db);
+    const mergeStep = this.db.prepare(MERGE_STEP_SQL);
+    this.writes = new SqliteWriteGroup(this.db, () => mergeStep.run());
   }
 
   private st(sql: string): Database.Statement<unknown[]> {

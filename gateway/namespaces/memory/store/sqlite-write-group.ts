@@ -23,18 +23,29 @@ export class SqliteWriteGroup {
   private readonly inSavepoint: (job: Job) => unknown;
   private readonly all: Database.Transaction<(jobs: Job[]) => { ok: boolean; value: unknown }[]>;
 
-  constructor(db: SqliteDatabase) {
+  /**
+   * `tidy` runs once per group, after its writes and inside its transaction (the store's
+   * keyword-index merge step); a failure there is the tidy's alone, never the writes'.
+   */
+  constructor(db: SqliteDatabase, tidy: () => void = () => {}) {
     // Nested inside `all`, better-sqlite3 runs this as SAVEPOINT / RELEASE.
     this.inSavepoint = db.transaction((job: Job) => job.work());
-    this.all = db.transaction((jobs: Job[]) =>
-      jobs.map((job) => {
+    const tidyInSavepoint = db.transaction(tidy);
+    this.all = db.transaction((jobs: Job[]) => {
+      const outcomes = jobs.map((job) => {
         try {
           return { ok: true, value: this.inSavepoint(job) };
         } catch (error) {
           return { ok: false, value: error };
         }
-      }),
-    );
+      });
+      try {
+        tidyInSavepoint();
+      } catch {
+        // Left for the next group; FTS5's crisis merge bounds the index meanwhile.
+      }
+      return outcomes;
+    });
   }
 
   run<T>(work: () => T): Promise<T> {
