@@ -1,7 +1,8 @@
 /**
- * `npm test`: static checks and the build, then every test file under node's test runner
- * with one private local Kafka for the whole run, then the storage and HTTP suites (no
- * Kafka) again under each other supported Node (22, 24: fetched into .cache on first use).
+ * `npm test`: the build, then every test file under node's test runner with one private local
+ * Kafka for the whole run, beside the static checks (tsc, biome), then the storage and HTTP
+ * suites (no Kafka) again under each other supported Node (22, 24: fetched into .cache on
+ * first use).
  * Kafka starts only when a selected file needs it (see test/support/test-needs.ts), so
  * `npm test -- memory` runs without Java. The broker is stopped even when tests fail or the
  * run is interrupted, so no Java process outlives the suite.
@@ -45,21 +46,31 @@ async function main(): Promise<number> {
   }
   const needs = await testNeeds(root, files);
   // What a fresh clone downloads (the default embedder's model, fetched into .cache/models as a
-  // first start would; Node 22 and 24) waits on the network, not the CPU, so it runs while tsc
-  // and biome check the tree. Each promise is awaited below, where its result is needed.
+  // first start would; Node 22 and 24) waits on the network, not the CPU, so it starts first.
+  // Each promise is awaited below, where its result is needed.
   const miniLm = needs.minilm.length > 0 ? settle(setUpMiniLm()) : undefined;
   const runtimes = otherRuntimeFiles(files).length > 0 ? fetchOtherRuntimes() : undefined;
-  if (filter.length === 0) {
-    if ((await run('npx', ['tsc', '--noEmit'])) !== 0) return 1;
-    if ((await run('npx', ['biome', 'check', '.'])) !== 0) return 1;
-  }
   // The process tests (test/scripts) run the compiled tree as operators do.
   if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) return 1;
+  // tsc checks on one thread, which left the second core idle for its whole run: the type and
+  // lint checks now run beside the tests, and a failure there fails the run all the same.
+  const checks = filter.length === 0 ? staticChecks() : Promise.resolve(0);
   if (miniLm) await unwrap(miniLm);
   const failed = await withKafkaIfNeeded(needs.kafka, (env) =>
     run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], env),
   );
-  return (await otherRuntimes(files, runtimes)) || failed;
+  const otherFailed = await otherRuntimes(files, runtimes);
+  const checksFailed = await checks;
+  if (checksFailed)
+    console.error('[run] static checks failed (tsc --noEmit, biome check .): see their output above');
+  return failed || otherFailed || checksFailed;
+}
+
+/** `tsc --noEmit` and `biome check .`, both run even when the first fails, so one run reports both. */
+async function staticChecks(): Promise<number> {
+  const types = await run('npx', ['tsc', '--noEmit']);
+  const lint = await run('npx', ['biome', 'check', '.']);
+  return types || lint;
 }
 
 type Settled<T> = Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
