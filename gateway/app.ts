@@ -10,7 +10,7 @@ import { routeFromHeaders } from './mcp/classify.ts';
 import { type CallNote, emptyNote, handleMcpPost, type McpPost, refusalResponse } from './mcp/handle-post.ts';
 import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
-import { checkUnicode } from './mcp/unicode.ts';
+import { bodyText } from './mcp/unicode.ts';
 import { outcomeOfStatus, type RequestObserver } from './ops/observer.ts';
 import { endRequestSpan, startRequestSpan, withActiveSpan } from './ops/tracing.ts';
 import { createOriginPolicy } from './origin-policy.ts';
@@ -293,14 +293,14 @@ async function serveMcp(
     return { status: 400 };
   }
 
-  const notText = checkUnicode(body.body);
-  if (notText) return notText;
+  const decoded = bodyText(body.body);
+  if ('refusal' in decoded) return decoded.refusal;
 
   requestCounter += 1;
   const requestId = `${requestIdPrefix}-${requestCounter.toString(36)}`;
   const post: McpPost = {
     namespace,
-    body: body.body,
+    text: decoded.text,
     headers: head.headers,
     caller,
     abortSignal: () => context.signal,

@@ -221,12 +221,20 @@ const SCRATCH_BYTES = 64 * 1024;
 let scratch: Buffer | undefined;
 
 function joinedInScratch(pieces: BodyPieces): Buffer {
-  const total = bodyLength(pieces);
-  if (total > SCRATCH_BYTES) return wholeBody(pieces) as Buffer;
   scratch ??= Buffer.allocUnsafeSlow(SCRATCH_BYTES);
   let at = 0;
   for (const piece of pieces) {
-    at += typeof piece === 'string' ? scratch.write(piece, at) : piece.copy(scratch, at);
+    // A string takes at most 3 bytes per UTF-16 unit; set() is the plain copy, without
+    // Buffer#copy's argument handling.
+    const room = SCRATCH_BYTES - at;
+    if (typeof piece === 'string') {
+      if (piece.length * 3 > room) return wholeBody(pieces) as Buffer;
+      at += scratch.write(piece, at);
+    } else {
+      if (piece.length > room) return wholeBody(pieces) as Buffer;
+      scratch.set(piece, at);
+      at += piece.length;
+    }
   }
   return scratch.subarray(0, at);
 }
@@ -310,7 +318,8 @@ function writeResponse(
   if (response.onWritten && method !== 'HEAD') return endInPieces(res, response, response.onWritten);
   const body = Array.isArray(response.body) ? joinedInScratch(response.body) : wholeBody(response.body);
   res.cork(() => {
-    res.writeStatus(statusLine(response.status));
+    // uWS writes "200 OK" itself when no status was written.
+    if (response.status !== 200) res.writeStatus(statusLine(response.status));
     writeHeaders(res, response.headers);
     if (method === 'HEAD') res.endWithoutBody(bodyLength(body), false);
     else if (!reader.complete) answerAndLinger(res, reader, body, response.headers);

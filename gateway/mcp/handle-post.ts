@@ -23,7 +23,8 @@ import { errorResponse } from './wire/json-rpc.ts';
 
 export interface McpPost {
   namespace: CompiledNamespace;
-  body: Buffer;
+  /** The body, decoded (and checked to be well-formed text) by the caller. */
+  text: string;
   headers: Record<string, string>;
   caller: CallerIdentity;
   /** Read only by tool calls: engines make the signal on demand. */
@@ -153,7 +154,7 @@ export async function handleMcpPost(post: McpPost): Promise<HttpResponse> {
 
   let message: unknown;
   try {
-    message = JSON.parse(post.body.toString('utf8'));
+    message = JSON.parse(post.text);
   } catch {
     return errorResponse(400, null, JSON_RPC.PARSE_ERROR, 'Parse error: the body is not valid JSON');
   }

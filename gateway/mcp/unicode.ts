@@ -42,14 +42,25 @@ function findLoneSurrogate(value: unknown, path: string): string | null {
   return null;
 }
 
-/** A 400 answer naming the problem, or null when the body's text is well-formed. */
-export function checkUnicode(body: Buffer): HttpResponse | null {
+/**
+ * The body's text, or a 400 answer naming the problem when it is not well-formed text. The
+ * text is decoded here once, for the JSON-RPC layer to parse.
+ */
+export function bodyText(body: Buffer): { text: string } | { refusal: HttpResponse } {
   if (!isUtf8(body)) {
-    return parseError(
-      'Parse error: the body is not valid UTF-8. Send the JSON encoded as UTF-8 (invalid bytes are refused, not replaced).',
-    );
+    return {
+      refusal: parseError(
+        'Parse error: the body is not valid UTF-8. Send the JSON encoded as UTF-8 (invalid bytes are refused, not replaced).',
+      ),
+    };
   }
   const text = body.toString('utf8');
+  const refusal = loneSurrogateRefusal(text);
+  return refusal ? { refusal } : { text };
+}
+
+/** A 400 answer when a string in the JSON text escapes a lone surrogate, else null. */
+function loneSurrogateRefusal(text: string): HttpResponse | null {
   if (!SURROGATE_ESCAPE.test(text)) return null;
   let parsed: unknown;
   try {
