@@ -1,12 +1,14 @@
 /**
- * memory_write end to end: a real gateway process (local USE-lite embedder on, indexing
+ * memory_write end to end: a real gateway process (an embedder on, indexing
  * in the background as in production), autocannon over loopback HTTP, every request a new
  * text so dedup never short-cuts it. Every answer is checked afterwards: the key's count
  * must equal the writes answered. memory_get of one id on the same gateway, right after,
  * is the baseline (same transport, a one-row read), and a
  * run with embeddings off shows what the background indexer's CPU costs the write path.
+ * CPU per write is read from /proc for the gateway process and for its request thread:
+ * on a shared machine the wall-clock tail moves with the load, CPU per write much less.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -15,20 +17,41 @@ import { callTool, toolsCallBody } from './mcp-call.ts';
 
 export interface McpWriteFigures {
   concurrency: number;
-  embeddings: 'local' | 'none';
+  embeddings: 'local' | 'minilm' | 'none';
   rps: number;
   p50Ms: number;
   p99Ms: number;
   getP50Ms: number;
   getP99Ms: number;
   pendingAfter: number;
+  /** Gateway CPU per answered write (every thread: request, embedding, checkpointer, GC). */
+  cpuMsPerWrite: number;
+  /** The request thread's share of it. */
+  requestThreadCpuMsPerWrite: number;
+}
+
+/** CPU time (ms) used so far by a process, in all and by its main thread (Linux /proc). */
+async function cpuMs(pid: number): Promise<{ all: number; main: number }> {
+  const ticks = (stat: string) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, 100 ticks a second
+  };
+  let all = 0;
+  let main = 0;
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    // A thread may end between the listing and the read.
+    const used = ticks(await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => ') 0'));
+    all += Number.isNaN(used) ? 0 : used;
+    if (Number(tid) === pid) main = used;
+  }
+  return { all, main };
 }
 
 export async function benchMcpWrites(
   seconds: number,
   concurrency: number,
   texts: string[],
-  embeddings: 'local' | 'none',
+  embeddings: McpWriteFigures['embeddings'],
   log: (line: string) => void,
 ): Promise<McpWriteFigures> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-memory-mcp-'));
@@ -51,6 +74,7 @@ export async function benchMcpWrites(
     log(
       `memory: memory_write over MCP, ${concurrency} connections for ${seconds} s, embeddings ${embeddings}`,
     );
+    const cpuBefore = await cpuMs(gateway.info.pid);
     const writes = await autocannon({
       url,
       method: 'POST',
@@ -70,6 +94,7 @@ export async function benchMcpWrites(
       connections: concurrency,
       duration: seconds,
     });
+    const cpuAfter = await cpuMs(gateway.info.pid);
     const stats = await autocannon({
       url,
       method: 'POST',
@@ -95,6 +120,9 @@ export async function benchMcpWrites(
       getP50Ms: stats.latency.p50,
       getP99Ms: stats.latency.p99,
       pendingAfter: after.pending_embeddings,
+      cpuMsPerWrite: Math.round(((cpuAfter.all - cpuBefore.all) / writes.requests.total) * 1000) / 1000,
+      requestThreadCpuMsPerWrite:
+        Math.round(((cpuAfter.main - cpuBefore.main) / writes.requests.total) * 1000) / 1000,
     };
   } finally {
     await gateway.stop();
