@@ -23,6 +23,11 @@ export interface RequestHead {
   readonly clientAddress: string;
 }
 
+/** Asks an engine for a request's peer address ('' once the request is no longer live). */
+export interface PeerSource {
+  readPeer(): string;
+}
+
 /** Who sent a request, from its peer and X-Forwarded-For (the rule is in client-address.ts). */
 export type ClientAddressOf = (peer: string, forwardedFor: string | undefined) => string;
 
@@ -43,12 +48,13 @@ export class AddressedHead implements RequestHead {
     readonly path: string,
     readonly query: string,
     readonly headers: Record<string, string>,
-    private readonly readPeer: () => string,
+    /** The peer's address, or what asks the engine for it on first read. */
+    private readonly peerSource: string | PeerSource,
     private readonly clientOf: ClientAddressOf | undefined,
   ) {}
 
   get remoteAddress(): string {
-    this.peer ??= this.readPeer();
+    this.peer ??= typeof this.peerSource === 'string' ? this.peerSource : this.peerSource.readPeer();
     return this.peer;
   }
 

@@ -28,7 +28,7 @@ function headOf(req: IncomingMessage, clientAddressOf: ClientAddressOf | undefin
     queryAt === -1 ? url : url.slice(0, queryAt),
     queryAt === -1 ? '' : url.slice(queryAt + 1),
     headers,
-    () => peer,
+    peer,
     clientAddressOf,
   );
 }

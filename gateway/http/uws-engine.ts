@@ -5,6 +5,7 @@ import type {
   ClientAddressOf,
   HttpEngine,
   HttpResponse,
+  PeerSource,
   RequestContext,
   RequestHandler,
   RequestHead,
@@ -14,12 +15,10 @@ import { AddressedHead, bodyLength, LINGER, portInUseError, statusLine, wholeBod
 import type { LoadedUws, UwsApp, UwsModule, UwsRequest, UwsResponse } from './uws-loader.ts';
 
 // uWS invalidates the request object when the handler returns, so the head is copied
-// first. The peer's address is asked of uWS only when read, and only while the response
-// is live: uWS forbids touching a response after it aborted or ended.
+// first. The peer's address is asked of uWS only when read (see UwsExchange.readPeer).
 function headOf(
   req: UwsRequest,
-  res: UwsResponse,
-  live: () => boolean,
+  peer: PeerSource,
   clientAddressOf: ClientAddressOf | undefined,
 ): RequestHead {
   const headers: Record<string, string> = {};
@@ -32,7 +31,7 @@ function headOf(
     req.getUrl(),
     req.getQuery() ?? '',
     headers,
-    () => (live() ? Buffer.from(res.getRemoteAddressAsText()).toString() : ''),
+    peer,
     clientAddressOf,
   );
 }
@@ -61,7 +60,7 @@ class BodyReader {
     res: UwsResponse,
     head: RequestHead,
     private readonly maxBodyBytes: number,
-    private readonly answered: () => boolean,
+    private readonly exchange: { readonly finished: boolean },
   ) {
     const declaredLength = head.headers['content-length'];
     const declaresBody = declaredLength !== undefined || head.headers['transfer-encoding'] !== undefined;
@@ -78,7 +77,7 @@ class BodyReader {
 
   private take(chunk: ArrayBuffer, isLast: boolean): void {
     if (isLast) this.complete = true;
-    if (this.settled || this.answered()) {
+    if (this.settled || this.exchange.finished) {
       this.chunks.length = 0;
       this.onDropped?.(chunk.byteLength, isLast);
       return;
@@ -263,7 +262,64 @@ function internalError(): HttpResponse {
   return { status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":"internal error"}' };
 }
 
-/** One request: its head copied, its body read eagerly, the handler's answer written unless the client left. */
+/**
+ * One request: its head copied, its body read eagerly, the handler's answer written unless
+ * the client left. One object is the handler's context and holds the request's state, so a
+ * request makes no closures but the three uWS and the promise need.
+ */
+class UwsExchange implements RequestContext, PeerSource {
+  readonly head: RequestHead;
+  readonly reader: BodyReader;
+  /** Answered, or the client left: the response may no longer be touched. */
+  finished = false;
+  /** Most requests never look at the signal; an AbortController is made only for those that do. */
+  private controller: AbortController | undefined;
+  private reportWritten: ((ok: boolean) => void) | undefined;
+
+  constructor(
+    private readonly res: UwsResponse,
+    req: UwsRequest,
+    maxBodyBytes: number,
+    clientAddressOf: ClientAddressOf | undefined,
+  ) {
+    this.head = headOf(req, this, clientAddressOf);
+    // uWS keeps one onAborted handler per response: everything that cares goes here.
+    res.onAborted(() => this.aborted());
+    this.reader = new BodyReader(res, this.head, maxBodyBytes, this);
+  }
+
+  readBody(): Promise<BodyResult> {
+    return this.reader.result;
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.finished) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  /** uWS forbids touching a response after it aborted or ended. */
+  readPeer(): string {
+    return this.finished ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+  }
+
+  answer(response: HttpResponse): void {
+    if (this.finished) {
+      response.onWritten?.(false);
+      return;
+    }
+    this.finished = true;
+    this.reportWritten = writeResponse(this.res, this.head.method, this.reader, response);
+  }
+
+  private aborted(): void {
+    this.reader.aborted = true;
+    this.finished = true;
+    this.controller?.abort();
+    this.reportWritten?.(false);
+  }
+}
+
 function serveRequest(
   res: UwsResponse,
   req: UwsRequest,
@@ -271,38 +327,11 @@ function serveRequest(
   maxBodyBytes: number,
   clientAddressOf: ClientAddressOf | undefined,
 ): void {
-  // Most requests never look at the signal; an AbortController is made only for those that do.
-  let controller: AbortController | undefined;
-  // Answered, or the client left: the response may no longer be touched.
-  let finished = false;
-  const head = headOf(req, res, () => !finished, clientAddressOf);
-  let reportWritten: ((ok: boolean) => void) | undefined;
-  // uWS keeps one onAborted handler per response: everything that cares goes here.
-  res.onAborted(() => {
-    reader.aborted = true;
-    finished = true;
-    controller?.abort();
-    reportWritten?.(false);
-  });
-  const reader = new BodyReader(res, head, maxBodyBytes, () => finished);
-  const context: RequestContext = {
-    head,
-    readBody: () => reader.result,
-    get signal() {
-      controller ??= new AbortController();
-      if (finished) controller.abort();
-      return controller.signal;
-    },
-  };
-  const answer = (response: HttpResponse) => {
-    if (finished) {
-      response.onWritten?.(false);
-      return;
-    }
-    finished = true;
-    reportWritten = writeResponse(res, head.method, reader, response);
-  };
-  handler(context).then(answer, () => answer(internalError()));
+  const exchange = new UwsExchange(res, req, maxBodyBytes, clientAddressOf);
+  handler(exchange).then(
+    (response) => exchange.answer(response),
+    () => exchange.answer(internalError()),
+  );
 }
 
 /**
