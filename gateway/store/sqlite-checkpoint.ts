@@ -23,7 +23,11 @@ export function startWalCheckpointer(
   file: string,
   options: { intervalMs?: number; fallbackPages?: number } = {},
 ): WalCheckpointer {
-  const intervalMs = options.intervalMs ?? 1_000;
+  // Under writes without pause the WAL still reaches the fallback, and that checkpoint copies
+  // what the thread has not yet: with a copy every 500 ms rather than every second, the worst
+  // such stall per 14,400 writes was 62-69 ms (CPU and I/O wait) against 52-453 ms, in paired
+  // store runs (docs/decisions.md, "memory_write tail (issue 25, fourth pass)").
+  const intervalMs = options.intervalMs ?? 500;
   db.pragma(`wal_autocheckpoint = ${Math.trunc(options.fallbackPages ?? 20_000)}`);
   // The thread costs about 13.6 MiB of RSS (bench -- footprint), and a store written to only
   // at start-up (migrations, the embedding model's record) has next to nothing to checkpoint:
