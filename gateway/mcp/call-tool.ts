@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { NamespaceModel, ToolResult } from './model.ts';
 import { isObject, JSON_RPC } from './protocol.ts';
-import { type CallerIdentity, ToolError } from './tool.ts';
+import { type CallerIdentity, type ToolContext, ToolError } from './tool.ts';
 
 export type CallOutcome =
   /** onWritten is set when the tool asked to hear whether its answer reached the caller. */
@@ -24,6 +24,28 @@ export interface CallContext {
 
 function failed(text: string, code = 'tool_error'): CallOutcome {
   return { kind: 'result', result: { isError: true, text, code } };
+}
+
+/** What a handler is handed: a class, not a literal with a getter, so every call's has one shape. */
+class HandlerContext implements ToolContext {
+  readonly caller: CallerIdentity;
+  readonly requestId: string;
+  readonly delivered: Array<(ok: boolean) => void> = [];
+
+  constructor(private readonly call: CallContext) {
+    this.caller = call.caller;
+    this.requestId = call.requestId;
+  }
+
+  /** Made only for a handler that reads it: most never do, and a signal costs an AbortController. */
+  get signal(): AbortSignal {
+    return this.call.abortSignal();
+  }
+
+  /** A property, not a method: handlers take it out of the context (`{ whenDelivered }`). */
+  readonly whenDelivered = (callback: (delivered: boolean) => void): void => {
+    this.delivered.push(callback);
+  };
 }
 
 export async function runToolCall(
@@ -61,17 +83,10 @@ export async function runToolCall(
       },
       'tool call',
     );
-  const delivered: Array<(ok: boolean) => void> = [];
+  const handlerContext = new HandlerContext(context);
+  const { delivered } = handlerContext;
   try {
-    const output = await tool.handler(parsed.data, {
-      caller: context.caller,
-      // Made only for a handler that reads it: most never do, and a signal costs an AbortController.
-      get signal() {
-        return context.abortSignal();
-      },
-      requestId: context.requestId,
-      whenDelivered: (callback) => delivered.push(callback),
-    });
+    const output = await tool.handler(parsed.data, handlerContext);
     logCall(false);
     const encoded = tool.outputJson?.(output);
     const outcome: CallOutcome = {
