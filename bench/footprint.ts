@@ -3,7 +3,8 @@
  * bin/broker-worker.mjs`, `node bin/gateway.mjs`, compiled, no npm, no supervisor, no tsx)
  * against a local Kafka, with the RSS of each process and their sum at three moments: idle,
  * after 20,000 `tools/list` calls, and after the first memory use (one memory_write and
- * one memory_search, which load the embedder). Targets from issue 25 are printed beside.
+ * one memory_search, which load the embedder). Targets from issue 25 are printed beside,
+ * with a baseline beside each process: the libraries it requires, alone in a bare process.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,12 +21,17 @@ import { callTool } from './mcp-call.ts';
 const REQUESTS = 20_000;
 /** Long enough for start-up garbage to be collected and lazy timers to have fired once. */
 const SETTLE_MS = 10_000;
+const READINGS = 5;
 const TARGETS = { gateway: 70, worker: 50, tree: 120, growth: 0.15 };
 
 interface Sample {
   gateway: number;
   worker: number;
   tree: number;
+  /** The baselines: each process's required libraries in a bare process (servers/*-floor.mjs). */
+  gatewayFloor: number;
+  workerFloor: number;
+  treeFloor: number;
 }
 
 async function startProcfileLine(name: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
@@ -41,9 +47,45 @@ async function startProcfileLine(name: string, env: NodeJS.ProcessEnv): Promise<
   });
 }
 
-async function sample(gateway: ChildProcess, worker: ChildProcess): Promise<Sample> {
-  const [g, w] = await Promise.all([rssMb(gateway.pid!), rssMb(worker.pid!)]);
-  return { gateway: g, worker: w, tree: Math.round((g + w) * 10) / 10 };
+/** A baseline process (bench/servers/*-floor.mjs), started beside the tree it is compared with. */
+async function startFloor(file: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(benchRoot, 'bench', 'servers', file)], {
+    cwd: benchRoot,
+    env: { ...env, FLOOR_SOCKET: join(env.DATA_DIR!, 'worker-floor.sock') },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.on('message', (message) => message === 'ready' && resolve(child));
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code} before it was ready`)));
+  });
+}
+
+/** One reading moves by a few MiB with where garbage collection stands, so each moment is the median of five readings a second apart. */
+interface Tree {
+  gateway: ChildProcess;
+  worker: ChildProcess;
+  gatewayFloor: ChildProcess;
+  workerFloor: ChildProcess;
+}
+
+async function sample(tree: Tree): Promise<Sample> {
+  const processes = [tree.gateway, tree.worker, tree.gatewayFloor, tree.workerFloor];
+  const readings: number[][] = [];
+  for (let i = 0; i < READINGS; i++) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+    readings.push(await Promise.all(processes.map((child) => rssMb(child.pid!))));
+  }
+  const median = (column: number) => readings.map((r) => r[column]!).sort((a, b) => a - b)[READINGS >> 1]!;
+  const [g, w, gf, wf] = [median(0), median(1), median(2), median(3)];
+  const sum = (a: number, b: number) => Math.round((a + b) * 10) / 10;
+  return {
+    gateway: g,
+    worker: w,
+    tree: sum(g, w),
+    gatewayFloor: gf,
+    workerFloor: wf,
+    treeFloor: sum(gf, wf),
+  };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -75,10 +117,15 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
     children.push(worker);
     const gateway = await startProcfileLine('gateway', env);
     children.push(gateway);
+    const gatewayFloor = await startFloor('gateway-floor.mjs', env);
+    children.push(gatewayFloor);
+    const workerFloor = await startFloor('worker-floor.mjs', env);
+    children.push(workerFloor);
+    const tree: Tree = { gateway, worker, gatewayFloor, workerFloor };
     const base = `http://127.0.0.1:${env.PORT}`;
 
     await settle();
-    const idle = await sample(gateway, worker);
+    const idle = await sample(tree);
     log(`idle: ${JSON.stringify(idle)}`);
 
     const result = await autocannon({
@@ -96,7 +143,7 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
     if (result.non2xx > 0 || result.errors > 0)
       throw new Error(`tools/list: ${result.non2xx} non-2xx, ${result.errors} errors`);
     await settle();
-    const loaded = await sample(gateway, worker);
+    const loaded = await sample(tree);
     // Throughput beside memory: a heap setting that saves RSS must not cost request rate.
     const requestsPerSecond = Math.round(result.requests.average);
     log(`after ${REQUESTS} tools/list (${requestsPerSecond} req/s): ${JSON.stringify(loaded)}`);
@@ -105,7 +152,7 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
     await callTool(memory, key, 'memory_write', { content: 'The footprint bench wrote this memory.' });
     await callTool(memory, key, 'memory_search', { query: 'what did the footprint bench write?' });
     await settle();
-    const afterMemory = await sample(gateway, worker);
+    const afterMemory = await sample(tree);
     log(`after the first memory use: ${JSON.stringify(afterMemory)}`);
 
     const growth = Math.round(((loaded.tree - idle.tree) / idle.tree) * 1000) / 1000;
@@ -118,6 +165,11 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
       afterRequests: { requests: REQUESTS, requestsPerSecond, ...loaded, growth },
       afterFirstMemoryUse: afterMemory,
       targets: TARGETS,
+      // What the project's own code adds to the libraries the design requires of each process.
+      aboveFloor: {
+        gateway: Math.round((idle.gateway - idle.gatewayFloor) * 10) / 10,
+        worker: Math.round((idle.worker - idle.workerFloor) * 10) / 10,
+      },
       met: {
         gatewayIdle: idle.gateway <= TARGETS.gateway,
         workerIdle: idle.worker <= TARGETS.worker,
@@ -132,6 +184,10 @@ export async function runFootprintSection(log: (line: string) => void): Promise<
       target: { gateway: TARGETS.gateway, worker: TARGETS.worker, tree: TARGETS.tree },
     });
     console.log(`growth after ${REQUESTS} requests: ${(growth * 100).toFixed(1)}% (target ≤ 15%)`);
+    console.log(
+      `idle against the required libraries alone in bare processes: gateway ${idle.gateway} / ${idle.gatewayFloor}, ` +
+        `worker ${idle.worker} / ${idle.workerFloor}, tree ${idle.tree} / ${idle.treeFloor} MiB`,
+    );
     await writeFile(
       join(benchRoot, 'bench', 'results', 'footprint.json'),
       `${JSON.stringify(report, null, 2)}\n`,
