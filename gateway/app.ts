@@ -303,7 +303,7 @@ async function serveMcp(
     text: decoded.text,
     headers: head.headers,
     caller,
-    abortSignal: () => context.signal,
+    exchange: context,
     requestId,
     log,
     access,

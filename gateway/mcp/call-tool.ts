@@ -16,8 +16,12 @@ export type CallOutcome =
 
 export interface CallContext {
   caller: CallerIdentity;
-  /** Read only when a handler runs: engines make the signal on demand. */
-  abortSignal(): AbortSignal;
+  /**
+   * The engine's request, whose `signal` is read only when a handler reads its own: engines
+   * make the signal on demand. The object itself, not a closure over it, so no function is
+   * made per call.
+   */
+  exchange: { readonly signal: AbortSignal };
   requestId: string;
   log: Logger;
 }
@@ -39,13 +43,19 @@ class HandlerContext implements ToolContext {
 
   /** Made only for a handler that reads it: most never do, and a signal costs an AbortController. */
   get signal(): AbortSignal {
-    return this.call.abortSignal();
+    return this.call.exchange.signal;
   }
 
-  /** A property, not a method: handlers take it out of the context (`{ whenDelivered }`). */
-  readonly whenDelivered = (callback: (delivered: boolean) => void): void => {
-    this.delivered.push(callback);
-  };
+  /**
+   * Handlers take it out of the context (`{ whenDelivered }`) and call it detached, so it is a
+   * closure; made only for a handler that reads it (the group poll), not on every call.
+   */
+  get whenDelivered(): (callback: (delivered: boolean) => void) => void {
+    const { delivered } = this;
+    return (callback) => {
+      delivered.push(callback);
+    };
+  }
 }
 
 export async function runToolCall(
@@ -71,23 +81,14 @@ export async function runToolCall(
       'invalid_arguments',
     );
 
-  const started = performance.now();
-  const logCall = (isError: boolean) =>
-    context.log.debug(
-      {
-        requestId: context.requestId,
-        apiKeyId: context.caller.apiKeyId,
-        tool: tool.name,
-        isError,
-        ms: Math.round(performance.now() - started),
-      },
-      'tool call',
-    );
+  // The clock is read and the log line built only when debug lines are written: both cost
+  // more per call than most of the rest of the dispatch.
+  const started = context.log.isLevelEnabled('debug') ? performance.now() : -1;
   const handlerContext = new HandlerContext(context);
   const { delivered } = handlerContext;
   try {
     const output = await tool.handler(parsed.data, handlerContext);
-    logCall(false);
+    if (started >= 0) logCall(context, tool.name, false, started);
     const encoded = tool.outputJson?.(output);
     const outcome: CallOutcome = {
       kind: 'result',
@@ -100,13 +101,26 @@ export async function runToolCall(
   } catch (error) {
     // Nothing of a failed call reaches the caller: whatever the handler registered hears so now.
     runDelivered(delivered, false, context);
-    logCall(true);
+    if (started >= 0) logCall(context, tool.name, true, started);
     if (error instanceof ToolError) return failed(error.message, error.code);
     context.log.error({ err: error, tool: tool.name, requestId: context.requestId }, 'tool handler failed');
     return failed(
       `${tool.name} failed unexpectedly (request ${context.requestId}); retry, or report the request id.`,
     );
   }
+}
+
+function logCall(context: CallContext, tool: string, isError: boolean, started: number): void {
+  context.log.debug(
+    {
+      requestId: context.requestId,
+      apiKeyId: context.caller.apiKeyId,
+      tool,
+      isError,
+      ms: Math.round(performance.now() - started),
+    },
+    'tool call',
+  );
 }
 
 function runDelivered(callbacks: Array<(ok: boolean) => void>, ok: boolean, context: CallContext): void {

@@ -27,8 +27,8 @@ export interface McpPost {
   text: string;
   headers: Record<string, string>;
   caller: CallerIdentity;
-  /** Read only by tool calls: engines make the signal on demand. */
-  abortSignal(): AbortSignal;
+  /** Its `signal` is read only by tool calls: engines make the signal on demand. */
+  exchange: { readonly signal: AbortSignal };
   requestId: string;
   log: Logger;
   access: AccessHooks;

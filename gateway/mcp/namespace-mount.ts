@@ -5,6 +5,7 @@
  * one shape whatever the namespace.
  */
 import { z } from 'zod';
+import { escapedOf, type JsonTwice, jsonTwice } from './json-twice.ts';
 import type { NamespaceDefinition } from './model.ts';
 import {
   COMMON_ERROR_CODES,
@@ -13,7 +14,7 @@ import {
   type NamespaceContract,
   type NamespaceParts,
 } from './namespace-contract.ts';
-import { defineTool, type OutputJson, type ToolDefinition, ToolError } from './tool.ts';
+import { defineTool, type ToolDefinition, ToolError } from './tool.ts';
 
 /** A namespace as the gateway holds it: the MCP definition plus the contract's questions. */
 export interface MountedNamespace extends NamespaceDefinition {
@@ -74,49 +75,17 @@ export const capabilitiesOutput = z.object({
 
 export type Capabilities = z.output<typeof capabilitiesOutput>;
 
-/** The part of a capabilities answer that is the same on every call, and its encoding. */
+/** The part of a capabilities answer that is the same on every call, and its encodings. */
 interface FixedPart {
   tools: Capabilities['tools'];
   errorCodes: Capabilities['error_codes'];
-  /** `,"tools":[…],"error_codes":[…]` as JSON.stringify writes those two fields. */
-  json: string;
-  /** The same text escaped as inside a JSON string (JSON.stringify(json) without its quotes). */
-  escaped: string;
+  /** Those two arrays' encodings, by the arrays themselves. */
+  encodings: ReadonlyMap<unknown, JsonTwice>;
 }
 
-/** JSON.stringify(text) without its quotes: a JSON string's inside. */
-const escapedOf = (text: string) => JSON.stringify(text).slice(1, -1);
-
-/**
- * The answer as JSON.stringify(output) writes it, and that text quoted again for the text
- * content, with the fixed part's encodings reused: the catalogue and the error codes are
- * over half of the text. Escaping works character by character, so the quoted text is the
- * escaped pieces joined (every piece begins and ends with an ASCII character: no surrogate
- * pair is split). Only the very arrays the handler took from `fixed` are known to be
- * encoded there; anything else is serialized whole.
- */
-function capabilitiesJson(output: Capabilities, fixed: FixedPart): OutputJson {
-  if (output.tools !== fixed.tools || output.error_codes !== fixed.errorCodes) {
-    const json = JSON.stringify(output);
-    return { json, quoted: JSON.stringify(json) };
-  }
-  // The same fields in the same order as the handler's object, so the bytes are the same.
-  const head = JSON.stringify({
-    namespace: output.namespace,
-    version: output.version,
-    ready: output.ready,
-    configured: output.configured,
-    auth_source: output.auth_source,
-    missing_settings: output.missing_settings,
-    problems: output.problems,
-    settings: output.settings,
-    notes: output.notes,
-  }).slice(0, -1);
-  const tail = `,"details":${JSON.stringify(output.details)}}`;
-  return {
-    json: `${head}${fixed.json}${tail}`,
-    quoted: `"${escapedOf(head)}${fixed.escaped}${escapedOf(tail)}"`,
-  };
+function encodedOnce(value: unknown): JsonTwice {
+  const json = JSON.stringify(value);
+  return { json, escaped: escapedOf(json) };
 }
 
 function capabilitiesTool(
@@ -131,7 +100,8 @@ function capabilitiesTool(
   // Built on the first call: the tool list is complete only once the namespace is mounted.
   const fixed = (): FixedPart => {
     if (fixedPart) return fixedPart;
-    // Frozen: every answer hands out these same arrays, so no reader may change them.
+    // Frozen, items too: every answer hands out these same arrays, so no reader may change
+    // them, and their encodings stay true.
     const catalogue = Object.freeze(
       tools().map((tool) =>
         Object.freeze({
@@ -145,8 +115,11 @@ function capabilitiesTool(
     const errorCodes = Object.freeze(
       Object.entries(codes).map(([code, meaning]) => Object.freeze({ code, meaning })),
     ) as Capabilities['error_codes'];
-    const json = `,"tools":${JSON.stringify(catalogue)},"error_codes":${JSON.stringify(errorCodes)}`;
-    fixedPart = { tools: catalogue, errorCodes, json, escaped: escapedOf(json) };
+    const encodings = new Map<unknown, JsonTwice>([
+      [catalogue, encodedOnce(catalogue)],
+      [errorCodes, encodedOnce(errorCodes)],
+    ]);
+    fixedPart = { tools: catalogue, errorCodes, encodings };
     return fixedPart;
   };
   return defineTool({
@@ -174,7 +147,9 @@ function capabilitiesTool(
         details: report.details ?? {},
       };
     },
-    outputJson: (output) => capabilitiesJson(output, fixed()),
+    // The answer and its quoted copy in one walk (json-twice.ts), the catalogue and the error
+    // codes, over half of the text, spliced in from their encodings when the walk meets them.
+    outputJson: (output) => jsonTwice(output, fixed().encodings),
   });
 }
 

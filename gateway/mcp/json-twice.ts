@@ -1,0 +1,148 @@
+/**
+ * A value's JSON and that JSON quoted as a JSON string, written in one walk. A 2025-era tool
+ * result carries the structured output twice, as `structuredContent` and quoted as the text
+ * content; JSON.stringify over the output and again over its text escaped every character
+ * twice, and escaping is most of what serializing costs.
+ *
+ * Strings are escaped once per distinct text: both encodings of a string are remembered by
+ * the string itself. Escaping is a function of the text alone, so a remembered encoding is
+ * exactly what JSON.stringify writes for it; nothing is kept about which answer it was in.
+ * Capabilities answers repeat most of their strings (settings, notes, rules, key names).
+ */
+
+/** A piece of JSON and the same piece escaped as inside a JSON string (without the quotes). */
+export interface JsonTwice {
+  json: string;
+  escaped: string;
+}
+
+/** Strings remembered at most; the set is emptied when full, so a churning string costs no memory. */
+const REMEMBERED = 1024;
+const strings = new Map<string, JsonTwice>();
+
+/** JSON.stringify(text) without its quotes: a JSON string's inside. */
+export function escapedOf(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+function stringTwice(text: string): JsonTwice {
+  const known = strings.get(text);
+  if (known !== undefined) return known;
+  const json = JSON.stringify(text);
+  const pair = { json, escaped: escapedOf(json) };
+  if (strings.size >= REMEMBERED) strings.clear();
+  strings.set(text, pair);
+  return pair;
+}
+
+/**
+ * Writes values into two texts at once. Escaping works character by character, and every
+ * piece written is either ASCII punctuation or a whole JSON string (in which JSON.stringify
+ * has already escaped any lone surrogate), so the escaped pieces joined are the escaped whole.
+ */
+export class TwiceWriter {
+  json = '';
+  escaped = '';
+
+  constructor(private readonly known?: ReadonlyMap<unknown, JsonTwice>) {}
+
+  /** Appends text that is the same in both (ASCII punctuation, numbers, literals). */
+  private plain(text: string): void {
+    this.json += text;
+    this.escaped += text;
+  }
+
+  private pair(pair: JsonTwice): void {
+    this.json += pair.json;
+    this.escaped += pair.escaped;
+  }
+
+  /** Appends a value as JSON.stringify writes it; false when JSON.stringify writes nothing (undefined, a function). */
+  value(value: unknown): boolean {
+    switch (typeof value) {
+      case 'string':
+        this.pair(stringTwice(value));
+        return true;
+      case 'number':
+        this.plain(Number.isFinite(value) ? String(value) : 'null');
+        return true;
+      case 'boolean':
+        this.plain(value ? 'true' : 'false');
+        return true;
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        return false;
+      case 'object':
+        if (value !== null) return this.object(value);
+        this.plain('null');
+        return true;
+      default:
+        // A bigint: JSON.stringify throws its own TypeError.
+        return this.whole(value);
+    }
+  }
+
+  private object(value: object): boolean {
+    const known = this.known?.get(value);
+    if (known !== undefined) {
+      this.pair(known);
+      return true;
+    }
+    const prototype = Object.getPrototypeOf(value);
+    // Anything JSON.stringify treats specially (toJSON, Dates, boxed primitives, maps) is
+    // written by it, then escaped.
+    if ('toJSON' in value || (prototype !== Object.prototype && prototype !== null && !Array.isArray(value)))
+      return this.whole(value);
+    if (Array.isArray(value)) {
+      this.plain('[');
+      for (let index = 0; index < value.length; index += 1) {
+        if (index > 0) this.plain(',');
+        if (!this.value(value[index])) this.plain('null');
+      }
+      this.plain(']');
+      return true;
+    }
+    this.plain('{');
+    let first = true;
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      // JSON.stringify leaves out a property whose value it cannot write.
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      const json = this.json.length;
+      const escaped = this.escaped.length;
+      if (!first) this.plain(',');
+      this.pair(stringTwice(key));
+      this.plain(':');
+      if (this.value(item)) first = false;
+      else {
+        // Only a toJSON that answers undefined gets here.
+        this.json = this.json.slice(0, json);
+        this.escaped = this.escaped.slice(0, escaped);
+      }
+    }
+    this.plain('}');
+    return true;
+  }
+
+  private whole(value: unknown): boolean {
+    const json = JSON.stringify(value);
+    if (json === undefined) return false;
+    this.pair({ json, escaped: escapedOf(json) });
+    return true;
+  }
+}
+
+/** `value`'s JSON.stringify text and that text's own JSON.stringify, the quoted one. */
+export function jsonTwice(
+  value: unknown,
+  known?: ReadonlyMap<unknown, JsonTwice>,
+): {
+  json: string;
+  quoted: string;
+} {
+  const writer = new TwiceWriter(known);
+  writer.value(value);
+  return { json: writer.json, quoted: `"${writer.escaped}"` };
+}
