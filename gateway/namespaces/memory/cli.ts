@@ -14,7 +14,7 @@ import { createLogger } from '../../logger.ts';
 import { Embedder, EmbedderUnavailable } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
 import { miniLmDir } from './embeddings/minilm/files.ts';
-import { openMemoryStore, providerSettings } from './index.ts';
+import { openMemoryStore, providerSettings } from './engine.ts';
 import { Progress } from './progress.ts';
 import { loadMemorySettings } from './settings.ts';
 

@@ -1,69 +1,16 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../config.ts';
-import { type CapabilityReport, defineNamespace, type NamespaceParts } from '../../mcp/namespace-contract.ts';
+import { type CapabilityReport, defineNamespace, type HealthReport } from '../../mcp/namespace-contract.ts';
 import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
+import { deferredParts } from '../deferred.ts';
 import { MEMORY_INSTRUCTIONS } from './descriptions.ts';
-import { Embedder } from './embeddings/embedder.ts';
-import { EmbeddingIndexer } from './embeddings/indexer.ts';
 import { miniLmDir, notSetUpMessage, readyModel } from './embeddings/minilm/files.ts';
-import type { EmbeddingProviderSettings } from './embeddings/types.ts';
-import { MemoryService } from './service.ts';
-import { type MemorySettings, memorySettings, SEARCH_DEFAULTS } from './settings.ts';
-import { PostgresMemoryStore } from './store/postgres-store.ts';
-import { SqliteMemoryStore } from './store/sqlite-store.ts';
-import type { MemoryStore } from './store/types.ts';
+import type { MemoryService } from './service.ts';
+import { type MemorySettings, memorySettings } from './settings.ts';
 import { createMemoryTools } from './tools.ts';
-import { WriteDecider } from './write-decider.ts';
-
-export function providerSettings(settings: MemorySettings): EmbeddingProviderSettings {
-  if (settings.MEMORY_EMBEDDINGS === 'none') return { provider: 'none' };
-  if (settings.MEMORY_EMBEDDINGS === 'local') return { provider: 'local' };
-  if (settings.MEMORY_EMBEDDINGS === 'minilm')
-    return {
-      provider: 'minilm',
-      ...(settings.MEMORY_MODEL_DIR ? { modelsDir: settings.MEMORY_MODEL_DIR } : {}),
-    };
-  return {
-    provider: 'openai',
-    // A missing URL is not fatal: the namespace mounts, search runs keyword-only and says why.
-    url: settings.EMBEDDINGS_URL ?? 'http://embeddings-url-not-set.invalid',
-    model: settings.EMBEDDINGS_MODEL,
-    ...(settings.EMBEDDINGS_API_KEY ? { apiKey: settings.EMBEDDINGS_API_KEY } : {}),
-    ...(settings.EMBEDDINGS_DIMENSIONS ? { dimensions: settings.EMBEDDINGS_DIMENSIONS } : {}),
-    timeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
-  };
-}
-
-/** The optional write-time decision; it uses the embeddings endpoint and key unless given its own. */
-function writeDecider(settings: MemorySettings, log: Logger): WriteDecider | null {
-  if (settings.MEMORY_WRITE_DECIDER === 'none') return null;
-  const apiKey = settings.MEMORY_LLM_API_KEY ?? settings.EMBEDDINGS_API_KEY;
-  return new WriteDecider(
-    {
-      // A missing URL is not fatal: every decision falls back to add and says why in the log.
-      url: settings.MEMORY_LLM_URL ?? settings.EMBEDDINGS_URL ?? 'http://llm-url-not-set.invalid',
-      model: settings.MEMORY_LLM_MODEL,
-      ...(apiKey ? { apiKey } : {}),
-      timeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
-    },
-    log,
-  );
-}
-
-/** The store DATABASE_URL selects: Postgres when it is set, else SQLite under DATA_DIR. */
-export function openMemoryStore(
-  dataDir: string,
-  databaseUrl: string | undefined,
-  vectorCacheMb?: number,
-): MemoryStore {
-  return isPostgresUrl(databaseUrl)
-    ? new PostgresMemoryStore(databaseUrl)
-    : new SqliteMemoryStore(
-        sqlitePath(dataDir, 'memory'),
-        vectorCacheMb === undefined ? {} : { vectorCacheBytes: vectorCacheMb * 1024 * 1024 },
-      );
-}
 
 /**
  * The default model is not in any npm package: a gateway that finds it missing fetches it
@@ -111,54 +58,6 @@ export const MEMORY_ERROR_CODES = {
   SEMANTIC_UNAVAILABLE: 'mode "vector" was asked while the embedder is down; use hybrid or keyword.',
 } as const;
 
-function memoryParts(settings: MemorySettings, { config, log }: MemoryDependencies): NamespaceParts {
-  const memoryLog = log.child({ namespace: 'memory' });
-  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, settings.MEMORY_VECTOR_CACHE_MB);
-  const embedder = new Embedder(providerSettings(settings), {
-    threads: settings.MEMORY_EMBED_THREADS,
-    queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,
-    nice: settings.MEMORY_EMBED_NICE,
-  });
-  // Until the model is there, search answers from keywords and its `degraded` field says why.
-  checkModel(settings, memoryLog);
-  const indexer = new EmbeddingIndexer(store, embedder, memoryLog, {
-    batchSize: 16,
-    retryMs: settings.MEMORY_EMBED_RETRY_MS,
-    supersedeAbove:
-      settings.MEMORY_SUPERSEDE_SIMILARITY ?? SEARCH_DEFAULTS[settings.MEMORY_EMBEDDINGS].supersedeAbove,
-  });
-  const service = new MemoryService(
-    settings,
-    store,
-    embedder,
-    indexer,
-    memoryLog,
-    writeDecider(settings, memoryLog),
-  );
-  indexer.kick();
-  const purge = setInterval(() => {
-    store
-      .purgeExpired(Date.now())
-      .catch((error: unknown) => memoryLog.warn({ err: error }, 'memory purge failed'));
-  }, settings.MEMORY_PURGE_INTERVAL_MS);
-  purge.unref();
-  return {
-    tools: createMemoryTools(service),
-    capabilities: async () => memoryCapabilities(settings, config.DATABASE_URL),
-    async health() {
-      // A real read of the store: a lost Postgres or a vanished SQLite file fails it.
-      await store.embeddingModel();
-      return { ok: true };
-    },
-    async close() {
-      clearInterval(purge);
-      await indexer.close();
-      await embedder.close();
-      await store.close();
-    },
-  };
-}
-
 function memoryCapabilities(settings: MemorySettings, databaseUrl: string | undefined): CapabilityReport {
   return {
     ready: true,
@@ -185,5 +84,43 @@ export const memoryNamespace = defineNamespace({
   instructions: MEMORY_INSTRUCTIONS,
   settings: memorySettings,
   errorCodes: MEMORY_ERROR_CODES,
-  create: (settings, deps: MemoryDependencies) => memoryParts(settings, deps),
+  create(settings, deps: MemoryDependencies) {
+    // Said at start, not at first use: an operator reads it while setting up, and the fetch
+    // it may start has the model ready by the time memory is used.
+    checkModel(settings, deps.log.child({ namespace: 'memory' }));
+    const capabilities = async () => memoryCapabilities(settings, deps.config.DATABASE_URL);
+    return deferredParts({
+      name: 'memory',
+      // The tools read only the settings while being built; their handlers, which use the
+      // service, are never run (the live tools answer).
+      listing: createMemoryTools({ settings } as MemoryService),
+      // The store, the embedder and the service: most of the namespace's code, and the store's
+      // SQLite handle and sqlite-vec, loaded by the first memory call.
+      load: async () => (await import('./engine.ts')).memoryParts(settings, deps, capabilities),
+      capabilities,
+      healthBeforeLoad: (load) =>
+        isPostgresUrl(deps.config.DATABASE_URL)
+          ? load().then((parts) => parts.health!())
+          : sqliteReachable(sqlitePath(deps.config.DATA_DIR, 'memory')),
+    });
+  },
 });
+
+/**
+ * GET /readyz before the first memory call, when the store is not open: the SQLite file (or,
+ * before it exists, its folder) must be readable and writable. Opening it to read would load
+ * the whole store for a probe. Postgres has no such check short of a query, so a gateway on
+ * Postgres opens the store for the first probe.
+ */
+async function sqliteReachable(file: string): Promise<HealthReport> {
+  const target = existsSync(file) ? file : dirname(file);
+  try {
+    accessSync(target, constants.R_OK | constants.W_OK);
+    return { ok: true };
+  } catch (error) {
+    return {
+      ok: false,
+      detail: `memory store ${target} is not readable and writable: ${(error as Error).message}`,
+    };
+  }
+}
