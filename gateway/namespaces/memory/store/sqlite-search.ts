@@ -60,7 +60,7 @@ export function sqliteSearch(
     request.mode !== 'vector'
       ? ftsQuery(keywordTerms(terms, request.stems, documentFrequency, fetch + KEYWORD_SLACK))
       : null;
-  const kw = fts !== null ? keywordArm(st, request, where, fts, fetch) : [];
+  const kw = fts !== null ? keywordArm(st, request, where, fts, fetch) : { hits: [], rows: new Map() };
   const candidates: Candidate[] = vec.map((row, i) => ({
     memory: toRecord(row),
     cosine: 1 - row._d,
@@ -69,40 +69,52 @@ export function sqliteSearch(
     keywordRank: null,
   }));
   const byId = new Map(vec.map((row, i) => [row.id, candidates[i]!]));
-  const more: Ranked[] = [];
-  kw.forEach((hit, i) => {
+  const more: MemoryRow[] = [];
+  const rank = new Map<number, { score: number; rank: number }>();
+  const unread: number[] = [];
+  kw.hits.forEach((hit, i) => {
     const seen = byId.get(hit.id);
     if (seen) Object.assign(seen, { keywordScore: -hit.value, keywordRank: i + 1 });
-    else more.push(hit);
-  });
-  // Only the keyword arm's own finds are read here: the vector arm's rows came with it.
-  if (more.length > 0) {
-    const ids = JSON.stringify(more.map((hit) => hit.id));
-    const rows = (
-      qv !== null
-        ? st(
-            `SELECT m.*, CASE WHEN f.embedding IS NULL THEN NULL ELSE 1 - vec_distance_cosine(f.embedding, @qv) END AS _cos
-               FROM json_each(@ids) j
-               CROSS JOIN memories m ON m.id = j.value LEFT JOIN memories_vec_float f ON f.memory_id = m.id
-              WHERE m.api_key_id = @key`,
-          ).all({ ids, key: apiKeyId, qv })
-        : st(
-            'SELECT m.*, NULL AS _cos FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
-          ).all({ ids, key: apiKeyId })
-    ) as (MemoryRow & { _cos: number | null })[];
-    const rank = new Map(kw.map((hit, i) => [hit.id, { score: -hit.value, rank: i + 1 }]));
-    for (const row of rows) {
-      const { score, rank: keywordRank } = rank.get(row.id)!;
-      candidates.push({
-        memory: toRecord(row),
-        cosine: row._cos,
-        keywordScore: score,
-        vectorRank: null,
-        keywordRank,
-      });
+    else {
+      rank.set(hit.id, { score: -hit.value, rank: i + 1 });
+      const row = kw.rows.get(hit.id);
+      if (row) more.push(row);
+      else unread.push(hit.id);
     }
+  });
+  // The keyword arm's own finds: rows it read for the filter are reused; only rows it did
+  // not read (the exact path) are read here, and the vector arm's rows came with it.
+  if (unread.length > 0) more.push(...readRows(st, apiKeyId, unread));
+  const cosines = qv !== null && more.length > 0 ? cosinesOf(st, more, qv) : null;
+  for (const row of more) {
+    const { score, rank: keywordRank } = rank.get(row.id)!;
+    candidates.push({
+      memory: toRecord(row),
+      cosine: cosines?.get(row.id) ?? null,
+      keywordScore: score,
+      vectorRank: null,
+      keywordRank,
+    });
   }
   return { candidates, total, documentFrequency };
+}
+
+/** The key's rows of `ids`, in no particular order (expired and filtered rows included, as before). */
+function readRows(st: Statements, apiKeyId: string, ids: number[]): MemoryRow[] {
+  return st(
+    'SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
+  ).all({ ids: JSON.stringify(ids), key: apiKeyId }) as MemoryRow[];
+}
+
+/** Cosine to the query of each row that has a float vector. */
+function cosinesOf(st: Statements, rows: MemoryRow[], qv: Buffer): Map<number, number> {
+  const found = st(
+    `SELECT f.memory_id, 1 - vec_distance_cosine(f.embedding, @qv) FROM json_each(@ids) j
+       CROSS JOIN memories_vec_float f ON f.memory_id = j.value`,
+  )
+    .raw(true)
+    .all({ ids: JSON.stringify(rows.map((row) => row.id)), qv }) as [number, number][];
+  return new Map(found);
 }
 
 function vectorBlob(vector: Float32Array): Buffer {
@@ -175,22 +187,58 @@ function vectorArm(
   fetch: number,
   qv: Buffer,
 ): (MemoryRow & { _d: number })[] {
-  const params: Record<string, unknown> = { ...where.params, qv, fetch };
-  let source: string;
   if (narrowsBeyondKey(request.filter)) {
-    source = 'memories m JOIN memories_vec_float f ON f.memory_id = m.id';
-  } else {
-    const count = Math.min(Math.max(fetch * RERANK_FACTOR, MIN_CANDIDATES), MAX_CANDIDATES);
-    const ids = bitIndex.candidates(apiKeyId, signBits(request.vector!), count);
-    if (ids.length === 0) return [];
-    params.ids = JSON.stringify(ids);
-    source = `json_each(@ids) c CROSS JOIN memories_vec_float f ON f.memory_id = c.value
-              CROSS JOIN memories m ON m.id = f.memory_id`;
+    return st(
+      `SELECT m.*, vec_distance_cosine(f.embedding, @qv) AS _d
+         FROM memories m JOIN memories_vec_float f ON f.memory_id = m.id
+        WHERE ${where.sql} ORDER BY _d LIMIT @fetch`,
+    ).all({ ...where.params, qv, fetch }) as (MemoryRow & { _d: number })[];
   }
-  return st(
-    `SELECT m.*, vec_distance_cosine(f.embedding, @qv) AS _d FROM ${source}
-      WHERE ${where.sql} ORDER BY _d LIMIT @fetch`,
-  ).all(params) as (MemoryRow & { _d: number })[];
+  const count = Math.min(Math.max(fetch * RERANK_FACTOR, MIN_CANDIDATES), MAX_CANDIDATES);
+  const ids = bitIndex.candidates(apiKeyId, signBits(request.vector!), count);
+  if (ids.length === 0) return [];
+  // The re-rank reads the float vectors alone; only the nearest `fetch` (and more should
+  // the filter drop some) are read from the memories table. Reading every candidate's row
+  // with its vector was the largest phase of a search once ten 100k keys shared the file.
+  const distances = st(
+    `SELECT f.memory_id, vec_distance_cosine(f.embedding, @qv) FROM json_each(@ids) c
+       CROSS JOIN memories_vec_float f ON f.memory_id = c.value`,
+  )
+    .raw(true)
+    .all({ ids: JSON.stringify(ids), qv }) as [number, number][];
+  // Stable: equal distances keep the bit index's order, as the sorter of one statement did.
+  distances.sort((x, y) => x[1] - y[1]);
+  const distance = new Map(distances);
+  const rows = filteredRows(
+    st,
+    where,
+    distances.map(([id]) => id),
+    fetch,
+  );
+  return rows.map((row) => Object.assign(row, { _d: distance.get(row.id)! }));
+}
+
+/**
+ * The rows of `ids` (best first) that pass the filter, at most `want`, in the order of
+ * `ids`: the first `want` are read, then the rest only if the filter dropped some.
+ */
+function filteredRows(st: Statements, where: SqlFragment, ids: number[], want: number): MemoryRow[] {
+  const read = st(
+    `SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE ${where.sql}`,
+  );
+  const byId = new Map<number, MemoryRow>();
+  for (const chunk of [ids.slice(0, want), ids.slice(want)]) {
+    if (chunk.length === 0) break;
+    for (const row of read.all({ ...where.params, ids: JSON.stringify(chunk) }) as MemoryRow[])
+      byId.set(row.id, row);
+    if (byId.size >= want) break;
+  }
+  const out: MemoryRow[] = [];
+  for (const id of ids) {
+    const row = byId.get(id);
+    if (row && out.length < want) out.push(row);
+  }
+  return out;
 }
 
 /**
@@ -205,22 +253,28 @@ function keywordArm(
   where: SqlFragment,
   fts: string,
   fetch: number,
-): Ranked[] {
-  const exact = () =>
-    st(
+): { hits: Ranked[]; rows: Map<number, MemoryRow> } {
+  const exact = () => ({
+    hits: st(
       `SELECT f.rowid AS id, bm25(memories_fts) AS value FROM memories_fts f JOIN memories m ON m.id = f.rowid
         WHERE memories_fts MATCH @fts AND ${where.sql} ORDER BY value LIMIT @fetch`,
-    ).all({ ...where.params, fts, fetch }) as Ranked[];
+    ).all({ ...where.params, fts, fetch }) as Ranked[],
+    rows: new Map<number, MemoryRow>(),
+  });
   if (narrowsBeyondKey(request.filter)) return exact();
   const top = st(
     'SELECT rowid AS id, bm25(memories_fts) AS value FROM memories_fts WHERE memories_fts MATCH ? ORDER BY value LIMIT ?',
   ).all(fts, fetch + KEYWORD_SLACK) as Ranked[];
-  const kept = new Set(
-    st(`SELECT m.id FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE ${where.sql}`)
-      .pluck(true)
-      .all({ ...where.params, ids: JSON.stringify(top.map((hit) => hit.id)) }) as number[],
+  // The rows read for the filter are kept: the search needs them for the arm's own finds.
+  const rows = new Map(
+    filteredRows(
+      st,
+      where,
+      top.map((hit) => hit.id),
+      fetch,
+    ).map((row) => [row.id, row]),
   );
-  const hits = top.filter((hit) => kept.has(hit.id));
+  const hits = top.filter((hit) => rows.has(hit.id));
   if (hits.length < fetch && top.length === fetch + KEYWORD_SLACK) return exact();
-  return hits.slice(0, fetch);
+  return { hits, rows };
 }
