@@ -89,7 +89,7 @@ export class MemoryService {
         input = { ...input, supersedes: decision.target! };
     }
     const result = await this.store.write(apiKeyId, input, this.settings.MEMORY_MAX_PER_KEY, Date.now());
-    if (result.memory.embeddingStatus === 'pending') this.indexer.kick();
+    if (result.memory.embeddingStatus === 'pending') this.indexer.written();
     return decision ? { ...result, decision } : result;
   }
 
@@ -106,7 +106,7 @@ export class MemoryService {
 
   async update(apiKeyId: string, id: string, patch: UpdatePatch): Promise<MemoryRecord | null> {
     const memory = await this.store.update(apiKeyId, id, patch, Date.now());
-    if (memory?.embeddingStatus === 'pending') this.indexer.kick();
+    if (memory?.embeddingStatus === 'pending') this.indexer.written();
     return memory;
   }
 

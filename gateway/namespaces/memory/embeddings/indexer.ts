@@ -1,6 +1,33 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { MemoryStore } from '../store/types.ts';
 import { type Embedder, EmbedderUnavailable } from './embedder.ts';
+
+/**
+ * How the indexer stands aside during a burst of writes. Embedding CPU cannot be kept off
+ * the request thread's cores by the embedding thread's nice value alone: in a profile under
+ * c16 writes, most of it ran on V8's shared platform threads (the worker's JIT and GC) and
+ * the model runtime's helpers, all at the process's priority. So no batch starts while more
+ * than `busyWrites` writes arrive per `windowMs`; `calmWindows` quieter windows in a row end
+ * the wait (a write followed by a short lull is often the start of a burst, and the first
+ * batch after start-up loads the model: seconds of CPU that cannot be stopped once begun). A batch waits at most `maxMs`, so a load that
+ * never pauses still gets one batch embedded per `maxMs`; rows left pending are
+ * keyword-searchable meanwhile and are embedded as soon as the writes slow down.
+ */
+export interface BurstYield {
+  windowMs: number;
+  busyWrites: number;
+  calmWindows: number;
+  maxMs: number;
+}
+
+/** 8 writes per 100 ms is 80 a second: a trickle of agent writes waits 300 ms at most. */
+export const DEFAULT_BURST_YIELD: BurstYield = {
+  windowMs: 100,
+  busyWrites: 8,
+  calmWindows: 3,
+  maxMs: 10_000,
+};
 
 /**
  * Embeds pending memories in the background. A write answers once its row is committed
@@ -12,6 +39,10 @@ export class EmbeddingIndexer {
   private again = false;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
+  /** Writes seen since the indexer last looked, and when the latest came (see afterBurst). */
+  private writes = 0;
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
+  private readonly burst: BurstYield;
   /** Why vectors cannot be used at the moment; null when they can. */
   mismatch: string | null = null;
   lastError: string | null = null;
@@ -26,8 +57,10 @@ export class EmbeddingIndexer {
       supersedeAbove?: number;
       /** Told how many rows each stored batch held (the re-embed command's progress line). */
       onStored?: (rows: number) => void;
+      burst?: BurstYield;
     },
   ) {
+    this.burst = options.burst ?? DEFAULT_BURST_YIELD;
     // Picks up rows left pending by a restart, a transient provider failure or another process.
     this.timer = setInterval(() => this.kick(), options.retryMs);
     this.timer.unref();
@@ -53,6 +86,29 @@ export class EmbeddingIndexer {
       });
   }
 
+  /** A write left a row pending: embed it once the burst it belongs to has passed. */
+  written(): void {
+    this.writes++;
+    this.lastWriteAt = Date.now();
+    this.kick();
+  }
+
+  /** Waits while writes arrive in a burst (see BurstYield), at most maxMs. */
+  private async afterBurst(): Promise<void> {
+    const { windowMs, busyWrites, calmWindows, maxMs } = this.burst;
+    // No write for that long: nothing to wait for (the re-embed command never waits).
+    if (Date.now() - this.lastWriteAt >= calmWindows * windowMs) return;
+    const until = Date.now() + maxMs;
+    let calm = 0;
+    this.writes = 0;
+    while (!this.closed && calm < calmWindows && Date.now() < until) {
+      // Held by the event loop (not unref'd): close() waits for this pass, at most one window.
+      await sleep(Math.max(1, Math.min(windowMs, until - Date.now())));
+      calm = this.writes > busyWrites ? 0 : calm + 1;
+      this.writes = 0;
+    }
+  }
+
   /** Resolves when no pass is running (tests and the re-embed command wait on it). */
   async idle(): Promise<void> {
     while (this.draining) await this.draining;
@@ -73,6 +129,8 @@ export class EmbeddingIndexer {
     while (!this.closed) {
       const known = this.embedder.model;
       if (known && !(await this.adopt(known))) return;
+      await this.afterBurst();
+      if (this.closed) return;
       const batch = await this.store.pendingEmbeddings(this.options.batchSize, after);
       if (batch.length === 0) return;
       after = batch.at(-1)!.rowId;
