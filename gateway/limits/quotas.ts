@@ -59,34 +59,43 @@ export function meterTools(definition: NamespaceDefinition, options: MeterOption
     ...definition,
     tools: definition.tools.map((tool) => {
       const isLongPoll = namespace === LONG_POLL.namespace && tool.name === LONG_POLL.tool;
-      return {
-        ...tool,
-        handler: async (args, context) => {
-          const limits = context.caller.limits;
-          const keyId = context.caller.apiKeyId;
-          if (limits?.quotas) {
-            // The namespace's quota and the tool's own (memory_write) both count this call.
-            for (const name of [namespace, tool.name]) {
-              const limit = limits.quotas[name];
-              if (limit === undefined) continue;
-              const taken = await options.store.takeQuota(keyId, utcDay(), name, limit);
-              if (!taken.ok) {
-                options.observe?.({ kind: 'quota_exceeded', namespace, quota: name });
-                throw quotaError(keyId, name, limit);
-              }
+      const metered: typeof tool.handler = async (args, context) => {
+        const limits = context.caller.limits;
+        const keyId = context.caller.apiKeyId;
+        if (limits?.quotas) {
+          // The namespace's quota and the tool's own (memory_write) both count this call.
+          for (const name of [namespace, tool.name]) {
+            const limit = limits.quotas[name];
+            if (limit === undefined) continue;
+            const taken = await options.store.takeQuota(keyId, utcDay(), name, limit);
+            if (!taken.ok) {
+              options.observe?.({ kind: 'quota_exceeded', namespace, quota: name });
+              throw quotaError(keyId, name, limit);
             }
           }
-          if (!isLongPoll || limits?.maxPolls === undefined) return tool.handler(args, context);
-          const slot = options.table.slot(keyId);
-          if (slot >= 0 && !options.table.enterPoll(slot, limits.maxPolls)) {
-            options.observe?.({ kind: 'too_many_polls', namespace });
-            throw pollError(keyId, limits.maxPolls);
-          }
-          try {
-            return await tool.handler(args, context);
-          } finally {
-            if (slot >= 0) options.table.leavePoll(slot);
-          }
+        }
+        if (!isLongPoll || limits?.maxPolls === undefined) return tool.handler(args, context);
+        const slot = options.table.slot(keyId);
+        if (slot >= 0 && !options.table.enterPoll(slot, limits.maxPolls)) {
+          options.observe?.({ kind: 'too_many_polls', namespace });
+          throw pollError(keyId, limits.maxPolls);
+        }
+        try {
+          return await tool.handler(args, context);
+        } finally {
+          if (slot >= 0) options.table.leavePoll(slot);
+        }
+      };
+      return {
+        ...tool,
+        // A key with no quota and no poll cap here goes straight to the tool: an async wrapper
+        // returning the tool's promise would add a promise and three turns of the microtask
+        // queue to every call.
+        handler: (args, context) => {
+          const limits = context.caller.limits;
+          if (!limits?.quotas && (!isLongPoll || limits?.maxPolls === undefined))
+            return tool.handler(args, context);
+          return metered(args, context);
         },
       };
     }),

@@ -16,7 +16,7 @@ export interface JsonTwice {
   escaped: string;
 }
 
-/** Strings remembered at most; the set is emptied when full, so a churning string costs no memory. */
+/** Strings (and property names) remembered at most; a set is emptied when full, so churning strings cost no memory. */
 const REMEMBERED = 1024;
 const strings = new Map<string, JsonTwice>();
 
@@ -35,8 +35,30 @@ function stringTwice(text: string): JsonTwice {
   return pair;
 }
 
+/** A property name with what comes before it and the colon after: `{"name":` first, `,"name":` after. */
+interface KeyTwice {
+  first: JsonTwice;
+  next: JsonTwice;
+}
+const keys = new Map<string, KeyTwice>();
+
+function keyTwice(key: string): KeyTwice {
+  const known = keys.get(key);
+  if (known !== undefined) return known;
+  const json = JSON.stringify(key);
+  const escaped = escapedOf(json);
+  const name = {
+    first: { json: `{${json}:`, escaped: `{${escaped}:` },
+    next: { json: `,${json}:`, escaped: `,${escaped}:` },
+  };
+  if (keys.size >= REMEMBERED) keys.clear();
+  keys.set(key, name);
+  return name;
+}
+
 /**
- * Writes values into two texts at once. Escaping works character by character, and every
+ * Writes values into two texts at once, in as few pieces as it can: the texts are ropes
+ * until written out, and every piece costs again when they are flattened. Escaping works character by character, and every
  * piece written is either ASCII punctuation or a whole JSON string (in which JSON.stringify
  * has already escaped any lone surrogate), so the escaped pieces joined are the escaped whole.
  */
@@ -103,7 +125,6 @@ export class TwiceWriter {
       this.plain(']');
       return true;
     }
-    this.plain('{');
     let first = true;
     const record = value as Record<string, unknown>;
     for (const key of Object.keys(record)) {
@@ -112,9 +133,8 @@ export class TwiceWriter {
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
       const json = this.json.length;
       const escaped = this.escaped.length;
-      if (!first) this.plain(',');
-      this.pair(stringTwice(key));
-      this.plain(':');
+      const name = keyTwice(key);
+      this.pair(first ? name.first : name.next);
       if (this.value(item)) first = false;
       else {
         // Only a toJSON that answers undefined gets here.
@@ -122,7 +142,7 @@ export class TwiceWriter {
         this.escaped = this.escaped.slice(0, escaped);
       }
     }
-    this.plain('}');
+    this.plain(first ? '{}' : '}');
     return true;
   }
 
