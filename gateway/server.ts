@@ -1,12 +1,10 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { openStateStore, stateStorePath } from './accounts/open.ts';
-import { SignInService } from './accounts/sign-in.ts';
 import { createApp } from './app.ts';
 import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
-import { oidcSettings } from './console/oidc.ts';
-import { createConsole } from './console/routes.ts';
+import { oidcSettings } from './console/oidc-settings.ts';
 import { clientAddressRule } from './http/client-address.ts';
 import { drainable } from './http/drain.ts';
 import type { RequestHandler } from './http/engine.ts';
@@ -131,7 +129,11 @@ function compileMounted(
   );
 }
 
-/** The /console pages when CONSOLE_ENABLED, with their own sign-in throttling. */
+/**
+ * The /console pages when CONSOLE_ENABLED, with their own sign-in throttling. Their code
+ * loads on the first /console request, which an API-only gateway never gets; the single
+ * sign-on settings are read now, so a partial set still stops the start.
+ */
 function consolePagesFor(
   config: GatewayConfig,
   store: StateStore,
@@ -139,22 +141,38 @@ function consolePagesFor(
   names: string[],
 ): RequestHandler | undefined {
   if (!config.CONSOLE_ENABLED) return undefined;
-  return createConsole({
-    store,
-    signIn: new SignInService(store, {
-      maxFailures: config.SIGNIN_MAX_FAILURES,
-      lockoutMs: config.SIGNIN_LOCKOUT_MS,
-      attemptsPerWindow: config.SIGNIN_ATTEMPTS_PER_MINUTE,
-      windowMs: 60_000,
-    }),
-    namespaces: names,
-    log,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
-    fallbackBaseUrl: `http://${config.HOST}:${config.PORT}`,
-    sessionTtlMs: config.CONSOLE_SESSION_TTL_MS,
-    selfRegistration: config.CONSOLE_SELF_REGISTRATION,
-    oidc: oidcSettings(config),
-  });
+  const oidc = oidcSettings(config);
+  const load = async (): Promise<RequestHandler> => {
+    const [{ createConsole }, { SignInService }] = await Promise.all([
+      import('./console/routes.ts'),
+      import('./accounts/sign-in.ts'),
+    ]);
+    return createConsole({
+      store,
+      signIn: new SignInService(store, {
+        maxFailures: config.SIGNIN_MAX_FAILURES,
+        lockoutMs: config.SIGNIN_LOCKOUT_MS,
+        attemptsPerWindow: config.SIGNIN_ATTEMPTS_PER_MINUTE,
+        windowMs: 60_000,
+      }),
+      namespaces: names,
+      log,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      fallbackBaseUrl: `http://${config.HOST}:${config.PORT}`,
+      sessionTtlMs: config.CONSOLE_SESSION_TTL_MS,
+      selfRegistration: config.CONSOLE_SELF_REGISTRATION,
+      oidc,
+    });
+  };
+  // Concurrent first requests share one load; a failed one is tried again by the next request.
+  let pages: Promise<RequestHandler> | undefined;
+  return async (context) => {
+    pages ??= load().catch((error: unknown) => {
+      pages = undefined;
+      throw error;
+    });
+    return (await pages)(context);
+  };
 }
 
 /** What readiness probes: the state store, the broker-worker link, Redis when set, and each namespace's own checks. */

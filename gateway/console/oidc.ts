@@ -10,17 +10,11 @@ import { lazyRequire } from '../../shared/lazy-require.ts';
 import type { AccountSecrets, StateStore } from '../accounts/model.ts';
 import type { HttpResponse, RequestContext } from '../http/engine.ts';
 import { html, page, redirect } from './html.ts';
+import type { OidcSettings } from './oidc-settings.ts';
 import { parseCookies, setCookie } from './session.ts';
 import type { BeginSession, SsoFlow } from './sso.ts';
 
 const loadOidc = lazyRequire<typeof Oidc>('openid-client');
-
-export interface OidcSettings {
-  issuer: string;
-  clientId: string;
-  clientSecret: string;
-  displayName: string;
-}
 
 const FLOW_COOKIE_SECONDS = 600;
 
@@ -211,31 +205,4 @@ export function createOidcFlow(options: OidcFlowOptions): SsoFlow {
   return new OidcFlow(options);
 }
 
-/** The three settings come together or not at all. */
-export function oidcSettings(config: {
-  OIDC_ISSUER?: string | undefined;
-  OIDC_CLIENT_ID?: string | undefined;
-  OIDC_CLIENT_SECRET?: string | undefined;
-  OIDC_NAME: string;
-}): OidcSettings | undefined {
-  const given = {
-    OIDC_ISSUER: config.OIDC_ISSUER,
-    OIDC_CLIENT_ID: config.OIDC_CLIENT_ID,
-    OIDC_CLIENT_SECRET: config.OIDC_CLIENT_SECRET,
-  };
-  const missing = Object.entries(given)
-    .filter(([, value]) => !value)
-    .map(([name]) => name);
-  if (missing.length === 3) return undefined;
-  if (missing.length > 0) {
-    throw new Error(
-      `single sign-on needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET together; missing ${missing.join(', ')}`,
-    );
-  }
-  return {
-    issuer: config.OIDC_ISSUER as string,
-    clientId: config.OIDC_CLIENT_ID as string,
-    clientSecret: config.OIDC_CLIENT_SECRET as string,
-    displayName: config.OIDC_NAME,
-  };
-}
+export { type OidcSettings, oidcSettings } from './oidc-settings.ts';

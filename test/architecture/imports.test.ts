@@ -95,10 +95,16 @@ const LAYERS: Layer[] = [
     may: ['core', 'http', 'ops'],
     why: 'settings are parsed with the parsers of the parts they configure, and read by everything above',
   },
+  {
+    name: 'deferred namespaces',
+    paths: ['gateway/namespaces/deferred.ts'],
+    may: ['mcp'],
+    why: "the contract's deferred form (tools listed at start, loaded on first call); it knows only the contract",
+  },
   ...NAMESPACE_NAMES.map((name) => ({
     name: `namespace ${name}`,
     paths: [`gateway/namespaces/${name}/`],
-    may: ['core', 'mcp', 'upstream', 'store', 'config', 'http', 'shared'],
+    may: ['core', 'mcp', 'upstream', 'store', 'config', 'http', 'shared', 'deferred namespaces'],
     why: 'a namespace sees only the tool contract and its own tools: never the console, accounts, keys, limits, the registry or another namespace',
   })),
   {
