@@ -66,8 +66,6 @@ export class TwiceWriter {
   json = '';
   escaped = '';
 
-  constructor(private readonly known?: ReadonlyMap<unknown, JsonTwice>) {}
-
   /** Appends text that is the same in both (ASCII punctuation, numbers, literals). */
   private plain(text: string): void {
     this.json += text;
@@ -106,29 +104,34 @@ export class TwiceWriter {
   }
 
   private object(value: object): boolean {
-    const known = this.known?.get(value);
-    if (known !== undefined) {
-      this.pair(known);
-      return true;
-    }
+    const array = Array.isArray(value);
     const prototype = Object.getPrototypeOf(value);
     // Anything JSON.stringify treats specially (toJSON, Dates, boxed primitives, maps) is
     // written by it, then escaped.
-    if ('toJSON' in value || (prototype !== Object.prototype && prototype !== null && !Array.isArray(value)))
+    if ('toJSON' in value || (!array && prototype !== Object.prototype && prototype !== null))
       return this.whole(value);
-    if (Array.isArray(value)) {
-      this.plain('[');
-      for (let index = 0; index < value.length; index += 1) {
-        if (index > 0) this.plain(',');
-        if (!this.value(value[index])) this.plain('null');
-      }
-      this.plain(']');
+    if (Object.isFrozen(value) && !changing.has(value)) {
+      this.pair(frozenTwice(value, array));
       return true;
     }
+    if (array) this.array(value as unknown[]);
+    else this.record(value as Record<string, unknown>);
+    return true;
+  }
+
+  array(value: readonly unknown[]): void {
+    this.plain('[');
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) this.plain(',');
+      if (!this.value(value[index])) this.plain('null');
+    }
+    this.plain(']');
+  }
+
+  record(value: Record<string, unknown>): void {
     let first = true;
-    const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      const item = record[key];
+    for (const key of Object.keys(value)) {
+      const item = value[key];
       // JSON.stringify leaves out a property whose value it cannot write.
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
       const json = this.json.length;
@@ -143,7 +146,6 @@ export class TwiceWriter {
       }
     }
     this.plain(first ? '{}' : '}');
-    return true;
   }
 
   private whole(value: unknown): boolean {
@@ -154,15 +156,43 @@ export class TwiceWriter {
   }
 }
 
+/**
+ * Encodings of deep-frozen plain data, kept with the object itself (a WeakMap: they go when
+ * it goes). Such an object cannot change: its properties are frozen data (no getters), its
+ * prototype is fixed, and every object inside is kept here too. A namespace's fixed parts
+ * (the capabilities catalogue, its error codes, a rule that holds for the process) are
+ * frozen once and then cost one lookup per answer.
+ */
+const fixed = new WeakMap<object, JsonTwice>();
+/** Frozen objects that may still change (a getter, or something unfrozen inside): written every time. */
+const changing = new WeakSet<object>();
+
+function frozenTwice(value: object, array: boolean): JsonTwice {
+  const known = fixed.get(value);
+  if (known !== undefined) return known;
+  const writer = new TwiceWriter();
+  if (array) writer.array(value as unknown[]);
+  else writer.record(value as Record<string, unknown>);
+  const pair = { json: writer.json, escaped: writer.escaped };
+  if (isFixedData(value)) fixed.set(value, pair);
+  else changing.add(value);
+  return pair;
+}
+
+/** Frozen data all the way down: checked once per object, after its insides were written (and kept if fixed). */
+function isFixedData(value: object): boolean {
+  for (const key of Reflect.ownKeys(value)) {
+    const property = Object.getOwnPropertyDescriptor(value, key)!;
+    if (!('value' in property)) return false;
+    const inside = property.value as unknown;
+    if (typeof inside === 'object' && inside !== null && !fixed.has(inside)) return false;
+  }
+  return true;
+}
+
 /** `value`'s JSON.stringify text and that text's own JSON.stringify, the quoted one. */
-export function jsonTwice(
-  value: unknown,
-  known?: ReadonlyMap<unknown, JsonTwice>,
-): {
-  json: string;
-  quoted: string;
-} {
-  const writer = new TwiceWriter(known);
+export function jsonTwice(value: unknown): { json: string; quoted: string } {
+  const writer = new TwiceWriter();
   writer.value(value);
   return { json: writer.json, quoted: `"${writer.escaped}"` };
 }

@@ -5,7 +5,7 @@
  * one shape whatever the namespace.
  */
 import { z } from 'zod';
-import { escapedOf, type JsonTwice, jsonTwice } from './json-twice.ts';
+import { jsonTwice } from './json-twice.ts';
 import type { NamespaceDefinition } from './model.ts';
 import {
   COMMON_ERROR_CODES,
@@ -75,17 +75,10 @@ export const capabilitiesOutput = z.object({
 
 export type Capabilities = z.output<typeof capabilitiesOutput>;
 
-/** The part of a capabilities answer that is the same on every call, and its encodings. */
+/** The part of a capabilities answer that is the same on every call. */
 interface FixedPart {
   tools: Capabilities['tools'];
   errorCodes: Capabilities['error_codes'];
-  /** Those two arrays' encodings, by the arrays themselves. */
-  encodings: ReadonlyMap<unknown, JsonTwice>;
-}
-
-function encodedOnce(value: unknown): JsonTwice {
-  const json = JSON.stringify(value);
-  return { json, escaped: escapedOf(json) };
 }
 
 function capabilitiesTool(
@@ -101,7 +94,7 @@ function capabilitiesTool(
   const fixed = (): FixedPart => {
     if (fixedPart) return fixedPart;
     // Frozen, items too: every answer hands out these same arrays, so no reader may change
-    // them, and their encodings stay true.
+    // them, and the JSON writer encodes frozen data once (json-twice.ts).
     const catalogue = Object.freeze(
       tools().map((tool) =>
         Object.freeze({
@@ -115,11 +108,7 @@ function capabilitiesTool(
     const errorCodes = Object.freeze(
       Object.entries(codes).map(([code, meaning]) => Object.freeze({ code, meaning })),
     ) as Capabilities['error_codes'];
-    const encodings = new Map<unknown, JsonTwice>([
-      [catalogue, encodedOnce(catalogue)],
-      [errorCodes, encodedOnce(errorCodes)],
-    ]);
-    fixedPart = { tools: catalogue, errorCodes, encodings };
+    fixedPart = { tools: catalogue, errorCodes };
     return fixedPart;
   };
   return defineTool({
@@ -147,9 +136,9 @@ function capabilitiesTool(
         details: report.details ?? {},
       };
     },
-    // The answer and its quoted copy in one walk (json-twice.ts), the catalogue and the error
-    // codes, over half of the text, spliced in from their encodings when the walk meets them.
-    outputJson: (output) => jsonTwice(output, fixed().encodings),
+    // The answer and its quoted copy in one walk (json-twice.ts); the catalogue and the error
+    // codes, over half of the text, are frozen and so encoded only once.
+    outputJson: (output) => jsonTwice(output),
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { escapedOf, jsonTwice } from '../../gateway/mcp/json-twice.ts';
+import { jsonTwice } from '../../gateway/mcp/json-twice.ts';
 
 function assertSame(value: unknown, label = ''): void {
   const json = JSON.stringify(value);
@@ -126,15 +126,34 @@ test('random values agree with JSON.stringify, with strings coming back and goin
   }
 });
 
-test('a known object is spliced in by its encodings, wherever it appears', () => {
-  const fixed = Object.freeze([Object.freeze({ name: 'a "b"' })]);
-  const json = JSON.stringify(fixed);
-  const known = new Map([[fixed, { json, escaped: escapedOf(json) }]]);
-  const value = { before: 1, fixed, again: [fixed], after: 'end' };
-  const encoded = jsonTwice(value, known);
-  assert.equal(encoded.json, JSON.stringify(value));
-  assert.equal(encoded.quoted, JSON.stringify(JSON.stringify(value)));
-  // A different array with the same content is written, not looked up.
-  const lookalike = [{ name: 'a "b"' }];
-  assert.equal(jsonTwice({ lookalike }, known).json, JSON.stringify({ lookalike }));
+test('deep-frozen data is encoded once; frozen objects that can still change are written every time', () => {
+  const catalogue = Object.freeze([Object.freeze({ name: 'a "b"', tags: Object.freeze(['x', 'y']) })]);
+  const value = { before: 1, catalogue, again: [catalogue], after: 'end' };
+  assertSame(value);
+  assertSame(value);
+  // A getter on a frozen object answers anew each time.
+  let count = 0;
+  const counting = Object.freeze(
+    Object.defineProperty({}, 'count', { enumerable: true, get: () => (count += 1) }),
+  );
+  assert.equal(jsonTwice({ counting }).json, '{"counting":{"count":1}}');
+  assert.equal(jsonTwice({ counting }).json, '{"counting":{"count":2}}');
+  assert.equal(jsonTwice([counting]).quoted, JSON.stringify('[{"count":3}]'));
+  // A frozen shell around something unfrozen shows the inside as it is now.
+  const inside = { status: 'up' };
+  const shell = Object.freeze({ inside, list: Object.freeze([inside]) });
+  assertSame(shell);
+  inside.status = 'down "now"';
+  assert.equal(jsonTwice(shell).json, JSON.stringify(shell));
+  assertSame({ shell });
+  // Frozen things JSON.stringify treats specially stay its business.
+  const date = Object.freeze(new Date(0));
+  assertSame(Object.freeze({ date }));
+  const withToJson = Object.freeze({ toJSON: () => ({ made: 'by toJSON' }) });
+  assertSame({ withToJson });
+  // An unfrozen lookalike of frozen data is written as it is.
+  const lookalike = [{ name: 'a "b"', tags: ['x', 'y'] }];
+  assertSame({ lookalike });
+  lookalike[0]!.name = 'changed';
+  assertSame({ lookalike });
 });

@@ -268,23 +268,43 @@ export class Provenance {
     return { publisher, published_at: publishedAt, provenance: 'verified', provenance_error: null };
   }
 
+  /**
+   * The same for every call while the key ring holds the same keys: built once, frozen all
+   * the way down, and handed out by every capabilities answer, which then encodes it once
+   * (gateway/mcp/json-twice.ts). Built afresh if the ring's keys are ever replaced.
+   */
   capabilities(): z.output<typeof provenanceCapabilities> {
-    const signer = this.keys.signing;
-    return {
-      signing: signer?.algorithm ?? 'off',
-      signingKeyId: signer?.id ?? null,
-      verifyKeys: this.keys.all.map((key) => ({
-        keyId: key.id,
-        algorithm: key.algorithm,
-        publicKey: key.publicKeyPem ?? null,
-      })),
+    const { signing, all } = this.keys;
+    const known = this.described;
+    if (known?.signing === signing && known.all === all && known.count === all.length) return known.block;
+    const block: z.output<typeof provenanceCapabilities> = Object.freeze({
+      signing: signing?.algorithm ?? 'off',
+      signingKeyId: signing?.id ?? null,
+      verifyKeys: Object.freeze(
+        all.map((key) =>
+          Object.freeze({
+            keyId: key.id,
+            algorithm: key.algorithm,
+            publicKey: key.publicKeyPem ?? null,
+          }),
+        ),
+      ) as z.output<typeof provenanceCapabilities>['verifyKeys'],
       reservedHeaderPrefix: RESERVED_HEADER_PREFIX,
-      headers: { ...PROVENANCE_HEADERS },
-      note: signer
-        ? `Records published here are signed with key ${signer.id}. ${PROVENANCE_RULE}`
+      headers: Object.freeze({ ...PROVENANCE_HEADERS }),
+      note: signing
+        ? `Records published here are signed with key ${signing.id}. ${PROVENANCE_RULE}`
         : `No signing key is configured (EVENT_SIGNING_SECRET or EVENT_SIGNING_PRIVATE_KEY), so records published here carry the publisher's api_key_id but no signature, and read back as unsigned. ${PROVENANCE_RULE}`,
-    };
+    });
+    this.described = { signing, all, count: all.length, block };
+    return block;
   }
+
+  private described?: {
+    signing: KeyRing['signing'];
+    all: KeyRing['all'];
+    count: number;
+    block: z.output<typeof provenanceCapabilities>;
+  };
 }
 
 interface Outcome {
