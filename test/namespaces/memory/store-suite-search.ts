@@ -78,6 +78,53 @@ export function memorySearchCases(name: string, getStore: () => MemoryStore): vo
     assert.ok(!ids.includes(other[0]!.memory.id));
   });
 
+  test(`${name}: when the nearest and best-matching memories are filtered out, both arms fill from the rest, in order, within the key`, async () => {
+    const store = getStore();
+    await store.adoptEmbeddingModel(MODEL);
+    const [a, b] = [freshKey(), freshKey()];
+    const now = t0 + 10_000;
+    // Six memories, each farther from the query than the one before, all holding the query
+    // word. The first two expire before the search, the third is superseded by the sixth:
+    // the three nearest are filtered out.
+    const texts = Array.from({ length: 6 }, (_, i) => `alpha ${'filler '.repeat(i)}note ${i}`);
+    const vectors = texts.map((_, i) => unit(1, 0.2 * i, 0, 0));
+    const ids: string[] = [];
+    for (const [i, text] of texts.entries()) {
+      const extra = i < 2 ? { expiresAt: t0 + 1000 } : i === 5 ? { supersedes: ids[2]! } : {};
+      ids.push((await store.write(a, plainWrite(text, extra), MAX, t0 + i)).memory.id);
+    }
+    await embedAll(store, new Map(texts.map((text, i) => [text, vectors[i]!])));
+    // Another key holds the same texts, all current and on the query: none may come back.
+    for (const text of texts) await store.write(b, plainWrite(text), MAX, t0);
+    await embedAll(store, new Map(texts.map((text) => [text, unit(1, 0, 0, 0)])));
+    const request = {
+      ...queryWords('alpha'),
+      vector: unit(1, 0, 0, 0),
+      mode: 'hybrid' as const,
+      fetch: 3,
+      filter: { currentOnly: true },
+    };
+    const found = await store.search(a, request, now);
+    const byArm = (rank: 'vectorRank' | 'keywordRank') =>
+      found.candidates
+        .filter((c) => c[rank] !== null)
+        .sort((x, y) => x[rank]! - y[rank]!)
+        .map((c) => c.memory.id);
+    assert.deepEqual(byArm('vectorRank'), [ids[3], ids[4], ids[5]]);
+    // Which current ones the keyword arm ranks first is each engine's scoring (equal term counts).
+    assert.deepEqual(new Set(byArm('keywordRank')), new Set([ids[3], ids[4], ids[5]]));
+    for (const c of found.candidates) assert.ok(c.cosine !== null && c.keywordScore !== null);
+    // With fetch 1 the first read finds nothing current; the rest is read to fill it.
+    const one = await store.search(a, { ...request, fetch: 1 }, now);
+    assert.deepEqual(
+      one.candidates.filter((c) => c.vectorRank !== null).map((c) => [c.memory.id, c.vectorRank]),
+      [[ids[3], 1]],
+    );
+    const keyword = one.candidates.filter((c) => c.keywordRank !== null);
+    assert.equal(keyword.length, 1);
+    assert.ok([ids[3], ids[4], ids[5]].includes(keyword[0]!.memory.id));
+  });
+
   test(`${name}: keyword search drops function words unless nothing else is asked, for any key id`, async () => {
     const store = getStore();
     // Quotes, hyphens and underscores in a key id must not break or widen the keyword arm.
