@@ -116,3 +116,19 @@ test('a single write with no burst around it is embedded without a wait for maxM
     });
   });
 });
+
+test('a load that never pauses is held back once per pass: past maxMs the backlog is embedded while the writes go on', async () => {
+  // Five writes per 20 ms window, every window busy: about 250 rows a second. Standing aside
+  // again before every batch would embed 16 rows per maxMs (80 a second) and fall behind for good.
+  await withIndexer({ windowMs: 20, busyWrites: 0, calmWindows: 2, maxMs: 200 }, async (write, store) => {
+    let n = 0;
+    const pending = async () => (await store.stats('key-1', Date.now())).pendingEmbeddings;
+    let caughtUp = false;
+    while (!caughtUp) {
+      for (let i = 0; i < 5; i++) await write(`steady note number ${n++}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      caughtUp = n > 200 && (await pending()) <= 16;
+      if (n > 5_000) assert.fail(`the backlog kept growing: ${await pending()} of ${n} rows pending`);
+    }
+  });
+});

@@ -10,9 +10,11 @@ import { type Embedder, EmbedderUnavailable } from './embedder.ts';
  * the model runtime's helpers, all at the process's priority. So no batch starts while more
  * than `busyWrites` writes arrive per `windowMs`; `calmWindows` quieter windows in a row end
  * the wait (a write followed by a short lull is often the start of a burst, and the first
- * batch after start-up loads the model: seconds of CPU that cannot be stopped once begun). A batch waits at most `maxMs`, so a load that
- * never pauses still gets one batch embedded per `maxMs`; rows left pending are
- * keyword-searchable meanwhile and are embedded as soon as the writes slow down.
+ * batch after start-up loads the model: seconds of CPU that cannot be stopped once begun).
+ * A pass of the indexer stands aside for at most `maxMs` in all, then embeds its backlog
+ * without waiting again: a load that never pauses delays vectors by `maxMs` once, instead
+ * of being held to one batch per `maxMs` while the backlog grows. Rows left pending are
+ * keyword-searchable meanwhile.
  */
 export interface BurstYield {
   windowMs: number;
@@ -93,12 +95,11 @@ export class EmbeddingIndexer {
     this.kick();
   }
 
-  /** Waits while writes arrive in a burst (see BurstYield), at most maxMs. */
-  private async afterBurst(): Promise<void> {
-    const { windowMs, busyWrites, calmWindows, maxMs } = this.burst;
+  /** Waits while writes arrive in a burst (see BurstYield), until `until` at the latest. */
+  private async afterBurst(until: number): Promise<void> {
+    const { windowMs, busyWrites, calmWindows } = this.burst;
     // No write for that long: nothing to wait for (the re-embed command never waits).
     if (Date.now() - this.lastWriteAt >= calmWindows * windowMs) return;
-    const until = Date.now() + maxMs;
     let calm = 0;
     this.writes = 0;
     while (!this.closed && calm < calmWindows && Date.now() < until) {
@@ -126,10 +127,12 @@ export class EmbeddingIndexer {
 
   private async drain(): Promise<void> {
     let after = 0;
+    // One budget for the whole pass (see BurstYield): past it, the backlog is embedded at full speed.
+    const standAsideUntil = Date.now() + this.burst.maxMs;
     while (!this.closed) {
       const known = this.embedder.model;
       if (known && !(await this.adopt(known))) return;
-      await this.afterBurst();
+      await this.afterBurst(standAsideUntil);
       if (this.closed) return;
       const batch = await this.store.pendingEmbeddings(this.options.batchSize, after);
       if (batch.length === 0) return;
