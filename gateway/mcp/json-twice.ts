@@ -42,14 +42,24 @@ interface KeyTwice {
 }
 const keys = new Map<string, KeyTwice>();
 
+/**
+ * A new flat copy of a text. What is kept and spliced into every answer must not be a rope
+ * itself, or each answer walks all its pieces again when it is written out. The texts kept
+ * here are JSON or escaped JSON, in which JSON.stringify has escaped any lone surrogate, so
+ * going through UTF-8 gives back the same text.
+ */
+function flat(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
+}
+
 function keyTwice(key: string): KeyTwice {
   const known = keys.get(key);
   if (known !== undefined) return known;
   const json = JSON.stringify(key);
   const escaped = escapedOf(json);
   const name = {
-    first: { json: `{${json}:`, escaped: `{${escaped}:` },
-    next: { json: `,${json}:`, escaped: `,${escaped}:` },
+    first: { json: flat(`{${json}:`), escaped: flat(`{${escaped}:`) },
+    next: { json: flat(`,${json}:`), escaped: flat(`,${escaped}:`) },
   };
   if (keys.size >= REMEMBERED) keys.clear();
   keys.set(key, name);
@@ -173,9 +183,12 @@ function frozenTwice(value: object, array: boolean): JsonTwice {
   const writer = new TwiceWriter();
   if (array) writer.array(value as unknown[]);
   else writer.record(value as Record<string, unknown>);
-  const pair = { json: writer.json, escaped: writer.escaped };
-  if (isFixedData(value)) fixed.set(value, pair);
-  else changing.add(value);
+  if (!isFixedData(value)) {
+    changing.add(value);
+    return { json: writer.json, escaped: writer.escaped };
+  }
+  const pair = { json: flat(writer.json), escaped: flat(writer.escaped) };
+  fixed.set(value, pair);
   return pair;
 }
 
