@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import { defineNamespace } from '../../mcp/namespace-contract.ts';
 import { UPSTREAM_ERROR_CODES, upstreamCapabilities } from '../../upstream/namespace-kit.ts';
-import { GscClient } from './client.ts';
+import { deferredParts } from '../deferred.ts';
+import type { GscClient } from './client.ts';
 import { type GscSettings, gscSettings, loadGscSettings } from './settings.ts';
 import { analyticsTools } from './tools-analytics.ts';
 import { insightTools } from './tools-insights.ts';
 import { inspectTools } from './tools-inspect.ts';
 import { queryTools } from './tools-query.ts';
-import { makeDeps, siteTools } from './tools-sites.ts';
+import { type GscToolDeps, makeDeps, siteTools } from './tools-sites.ts';
 
 /** What the gsc namespace uses of what the registry hands every namespace. */
 export interface GscDependencies {
@@ -51,17 +52,29 @@ export const gscNamespace = defineNamespace({
   errorCodes: UPSTREAM_ERROR_CODES,
   create(env, { log, now = Date.now }: GscDependencies) {
     const settings = loadGscSettings(env);
-    const deps = makeDeps(new GscClient(settings, log, now), settings, now);
-    return {
-      tools: [
-        ...siteTools(deps),
-        ...analyticsTools(deps),
-        ...queryTools(deps),
-        ...inspectTools(deps),
-        ...insightTools(deps),
-      ],
+    const tools = (deps: GscToolDeps) => [
+      ...siteTools(deps),
+      ...analyticsTools(deps),
+      ...queryTools(deps),
+      ...inspectTools(deps),
+      ...insightTools(deps),
+    ];
+    return deferredParts({
+      name: 'gsc',
+      // The factories read the settings while building; the client only in handlers, and the
+      // listing's handlers never run, so it has none.
+      listing: tools(makeDeps(undefined as unknown as GscClient, settings, now)),
+      // The Google client (token exchange, HTTP) loads on the first call that needs it.
+      load: async () => {
+        const { GscClient } = await import('./client.ts');
+        return {
+          tools: tools(makeDeps(new GscClient(settings, log, now), settings, now)),
+          capabilities: async () =>
+            upstreamCapabilities(settings.readiness, settingsInEffect(settings), NOTES),
+          close: async () => {},
+        };
+      },
       capabilities: async () => upstreamCapabilities(settings.readiness, settingsInEffect(settings), NOTES),
-      close: async () => {},
-    };
+    });
   },
 });

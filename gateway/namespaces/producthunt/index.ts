@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { defineNamespace } from '../../mcp/namespace-contract.ts';
 import { requireReady, UPSTREAM_ERROR_CODES, upstreamCapabilities } from '../../upstream/namespace-kit.ts';
-import { ProductHuntClient } from './client.ts';
+import { deferredParts } from '../deferred.ts';
 import { loadProductHuntSettings, productHuntSettings } from './settings.ts';
 import { REDACTION_NOTE, UNTRUSTED } from './shape.ts';
+import type { ProductHuntToolDeps } from './tool-kit.ts';
 import { productHuntTools } from './tools.ts';
 
 /** What the producthunt namespace uses of what the registry hands every namespace. */
@@ -28,23 +29,36 @@ export const productHuntNamespace = defineNamespace({
   errorCodes: UPSTREAM_ERROR_CODES,
   create(env, { log, now = Date.now }: ProductHuntDependencies) {
     const settings = loadProductHuntSettings(env);
-    const client = new ProductHuntClient(settings, log, now);
-    const deps = { client, ready: () => requireReady(settings.readiness, 'producthunt'), now };
-    return {
-      tools: productHuntTools(deps),
-      capabilities: async () =>
-        upstreamCapabilities(
-          settings.readiness,
-          {
-            api_url: settings.apiUrl,
-            token_url: settings.tokenUrl,
-            timeout_ms: settings.timeoutMs,
-            auth_mode: settings.auth?.kind ?? null,
-            rate_limit: client.rateLimit(),
-          },
-          NOTES,
-        ),
-      close: async () => {},
-    };
+    const ready = () => requireReady(settings.readiness, 'producthunt');
+    return deferredParts({
+      name: 'producthunt',
+      // The client is used only in handlers, and the listing's handlers never run.
+      listing: productHuntTools({
+        client: undefined as unknown as ProductHuntToolDeps['client'],
+        ready,
+        now,
+      }),
+      // The GraphQL client loads on the first call; capabilities too, for its rate-limit reading.
+      load: async () => {
+        const { ProductHuntClient } = await import('./client.ts');
+        const client = new ProductHuntClient(settings, log, now);
+        return {
+          tools: productHuntTools({ client, ready, now }),
+          capabilities: async () =>
+            upstreamCapabilities(
+              settings.readiness,
+              {
+                api_url: settings.apiUrl,
+                token_url: settings.tokenUrl,
+                timeout_ms: settings.timeoutMs,
+                auth_mode: settings.auth?.kind ?? null,
+                rate_limit: client.rateLimit(),
+              },
+              NOTES,
+            ),
+          close: async () => {},
+        };
+      },
+    });
   },
 });

@@ -1,14 +1,11 @@
 import type { Logger } from 'pino';
+import type { NamespaceParts } from '../../mcp/namespace-contract.ts';
 import { defineNamespace } from '../../mcp/namespace-contract.ts';
 import { UPSTREAM_ERROR_CODES } from '../../upstream/namespace-kit.ts';
-import { skillsCapabilities } from './capabilities.ts';
+import { deferredParts } from '../deferred.ts';
 import { NAMESPACE_INSTRUCTIONS } from './descriptions.ts';
-import { SkillFinder } from './finder.ts';
-import { GitHubClient } from './github.ts';
-import { ChatClient } from './openai.ts';
-import { SkillSearch } from './search.ts';
-import { loadSkillsSettings, skillsSettings } from './settings.ts';
-import { createSkillsTools } from './tools.ts';
+import { loadSkillsSettings, type SkillsSettings, skillsSettings } from './settings.ts';
+import { createSkillsTools, type SkillsToolsOptions } from './tools.ts';
 
 /** What the skills namespace uses of what the registry hands every namespace. */
 export interface SkillsDependencies {
@@ -25,27 +22,46 @@ export const skillsNamespace = defineNamespace({
   errorCodes: UPSTREAM_ERROR_CODES,
   create(env, { log }: SkillsDependencies) {
     const settings = loadSkillsSettings(env);
-    const github = new GitHubClient({
-      apiUrl: settings.githubApiUrl,
-      rawUrl: settings.githubRawUrl,
-      token: settings.githubToken,
-      log,
-      maxFileBytes: 1024 * 1024,
+    return deferredParts({
+      name: 'skills',
+      // The factories read the settings while building; the clients only in handlers, and the
+      // listing's handlers never run, so it has none.
+      listing: createSkillsTools({ settings } as SkillsToolsOptions),
+      // GitHub, search, the curated index and the chat client load on the first call.
+      load: () => liveSkills(settings, log),
     });
-    const search = new SkillSearch(settings, github, log);
-    const chat = settings.openaiApiKey
-      ? new ChatClient({
-          baseUrl: settings.openaiBaseUrl,
-          apiKey: settings.openaiApiKey,
-          model: settings.agentModel,
-          log,
-        })
-      : null;
-    const finder = new SkillFinder(search, github, chat);
-    return {
-      tools: createSkillsTools({ settings, github, search, finder }),
-      capabilities: async () => skillsCapabilities(settings, github, finder),
-      close: async () => {},
-    };
   },
 });
+
+async function liveSkills(settings: SkillsSettings, log: Logger): Promise<NamespaceParts> {
+  const [{ skillsCapabilities }, { SkillFinder }, { GitHubClient }, { ChatClient }, { SkillSearch }] =
+    await Promise.all([
+      import('./capabilities.ts'),
+      import('./finder.ts'),
+      import('./github.ts'),
+      import('./openai.ts'),
+      import('./search.ts'),
+    ]);
+  const github = new GitHubClient({
+    apiUrl: settings.githubApiUrl,
+    rawUrl: settings.githubRawUrl,
+    token: settings.githubToken,
+    log,
+    maxFileBytes: 1024 * 1024,
+  });
+  const search = new SkillSearch(settings, github, log);
+  const chat = settings.openaiApiKey
+    ? new ChatClient({
+        baseUrl: settings.openaiBaseUrl,
+        apiKey: settings.openaiApiKey,
+        model: settings.agentModel,
+        log,
+      })
+    : null;
+  const finder = new SkillFinder(search, github, chat);
+  return {
+    tools: createSkillsTools({ settings, github, search, finder }),
+    capabilities: async () => skillsCapabilities(settings, github, finder),
+    close: async () => {},
+  };
+}
