@@ -15,6 +15,7 @@ import { formatEndpoint, type WorkerEndpoint } from '../../shared/ipc/endpoint.t
 import { FrameError } from '../../shared/ipc/frame-codec.ts';
 import { FramedLink, ProtocolError } from '../../shared/ipc/framed-link.ts';
 import {
+  callDeadlineMs,
   IPC_PROTOCOL_VERSION,
   type IpcFrame,
   KEEPALIVE_INTERVAL_MS,
@@ -223,6 +224,19 @@ export class WorkerLink {
     entry.reject(error);
   }
 
+  /**
+   * An abandoned poll's answer may still carry messages (it crossed the cancel). Nobody gets
+   * it, so its lease is rewound now rather than at the worker's ack timeout.
+   */
+  private rewindAbandoned(link: FramedLink, frame: { t: 'res' | 'err'; result?: unknown }): void {
+    const lease = frame.t === 'res' ? (frame.result as { lease?: unknown } | null)?.lease : undefined;
+    if (typeof lease !== 'string') return;
+    const id = this.nextId++;
+    this.abandoned.add(id);
+    const params = { commit: [], rewind: [lease] };
+    link.send({ t: 'req', id, method: 'settle', params, deadlineMs: callDeadlineMs('settle', params) });
+  }
+
   /** Resolves true once the link is up, false when an attempt fails or `ms` passes. */
   private waitForLink(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.state === 'waiting') {
@@ -311,7 +325,10 @@ export class WorkerLink {
     }
     const entry = this.pending.get(frame.id);
     if (!entry) {
-      if (this.abandoned.delete(frame.id)) return;
+      if (this.abandoned.delete(frame.id)) {
+        this.rewindAbandoned(link, frame);
+        return;
+      }
       link.close(new ProtocolError(`answer for unknown request id ${frame.id}`));
       return;
     }

@@ -129,8 +129,13 @@ function reportWritten(res: ServerResponse, onWritten: (ok: boolean) => void): v
     reported = true;
     onWritten(ok);
   };
-  // The response detaches from its socket before 'finish' listeners run: keep it now.
-  const socket = res.socket;
+  // The response detaches from its socket before 'finish' listeners run: keep it now. An
+  // answer to a pipelined request has no socket yet while earlier answers on its connection
+  // are still being written; node hands it the socket later ('socket'), and its 'finish'
+  // follows that. Reading the socket only now would call every such answer undelivered,
+  // and its messages would be handed out again although the client got them.
+  let socket = res.socket;
+  if (socket === null) res.once('socket', (assigned) => (socket = assigned));
   res.once('finish', () => report(socket !== null && !socket.destroyed && !socket.errored));
   res.once('close', () => report(res.writableFinished));
   res.once('error', () => report(false));

@@ -22,12 +22,16 @@ export interface EventStack {
   close(): Promise<void>;
 }
 
-export async function startEventStack(workerEnv: Record<string, string>): Promise<EventStack> {
+export async function startEventStack(
+  workerEnv: Record<string, string>,
+  options: { engine?: 'uws' | 'node' } = {},
+): Promise<EventStack> {
   let worker = await startWorker(workerEnv);
   const address = worker.address;
   const brokerClient = clientFor(address);
   const gw = await startTestGateway({
     broker: brokerClient,
+    ...(options.engine ? { engine: options.engine } : {}),
     ...(workerEnv.BROKER_CONSUMER_GROUP
       ? { env: { BROKER_CONSUMER_GROUP: workerEnv.BROKER_CONSUMER_GROUP } }
       : {}),
