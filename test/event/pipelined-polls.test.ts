@@ -14,6 +14,7 @@ import { createTopic, produce, uniqueName } from '../broker-worker/support/kafka
 import { ENGINES, engineSkip } from '../support/engines.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
 import { elapse } from '../support/harness.ts';
+import { answersIn } from '../support/http-answers.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const kafka = testKafka();
@@ -22,32 +23,10 @@ const POLLS = 150;
 /** Large enough that the answers exceed what the loopback socket buffers while the client is paused. */
 const PADDING = 'x'.repeat(4000);
 
-let stack: EventStack;
-before(async () => {
-  stack = await startEventStack({
-    BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
-    BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
-  });
-});
-after(() => stack.close());
-
-/** Complete answers in the bytes read so far, split by content-length. */
-function answersIn(bytes: Buffer): Array<{ id: number; result?: { structuredContent?: ConsumeData } }> {
-  const answers = [];
-  let at = 0;
-  for (;;) {
-    const end = bytes.indexOf('\r\n\r\n', at);
-    if (end < 0) break;
-    const length = Number(/content-length: *(\d+)/i.exec(bytes.subarray(at, end).toString('latin1'))?.[1]);
-    if (!Number.isFinite(length) || bytes.length < end + 4 + length) break;
-    answers.push(JSON.parse(bytes.subarray(end + 4, end + 4 + length).toString('utf8')));
-    at = end + 4 + length;
-  }
-  return answers;
-}
+type Answer = { id: number; result?: { structuredContent?: ConsumeData } };
 
 interface Outcome {
-  answers: ReturnType<typeof answersIn>;
+  answers: Answer[];
   closed: boolean;
 }
 
@@ -79,10 +58,12 @@ async function pipelinePolls(
   const outcome = new Promise<Outcome>((resolve) => {
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
-      const answers = answersIn(Buffer.concat(chunks));
+      const answers = answersIn<Answer>(Buffer.concat(chunks)).bodies;
       if (answers.length === count) resolve({ answers, closed: false });
     });
-    socket.once('close', () => resolve({ answers: answersIn(Buffer.concat(chunks)), closed: true }));
+    socket.once('close', () =>
+      resolve({ answers: answersIn<Answer>(Buffer.concat(chunks)).bodies, closed: true }),
+    );
     socket.on('error', () => {});
   });
   socket.write(requests);

@@ -9,26 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as elapse } from 'node:timers/promises';
 import { ENGINES, engineSkip } from '../support/engines.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { answersIn } from '../support/http-answers.ts';
 
 const REQUESTS = 600;
 
-/** Splits the bytes read into answers by their content-length; the rest is an unfinished answer. */
-function answersIn(bytes: Buffer): {
-  bodies: Array<{ id?: unknown; result?: { tools?: unknown[] } }>;
-  rest: number;
-} {
-  const bodies = [];
-  let at = 0;
-  for (;;) {
-    const end = bytes.indexOf('\r\n\r\n', at);
-    if (end < 0) break;
-    const length = Number(/content-length: *(\d+)/i.exec(bytes.subarray(at, end).toString('latin1'))?.[1]);
-    if (!Number.isFinite(length) || bytes.length < end + 4 + length) break;
-    bodies.push(JSON.parse(bytes.subarray(end + 4, end + 4 + length).toString('utf8')));
-    at = end + 4 + length;
-  }
-  return { bodies, rest: bytes.length - at };
-}
+type Answer = { id?: unknown; result?: { tools?: unknown[] } };
 
 for (const engine of ENGINES) {
   describe(`pipelined answers read late on the ${engine} engine`, { skip: engineSkip(engine) }, () => {
@@ -58,12 +43,12 @@ for (const engine of ENGINES) {
         socket.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           const bytes = Buffer.concat(chunks);
-          if (answersIn(bytes).bodies.length === REQUESTS) resolve(bytes);
+          if (answersIn<Answer>(bytes).bodies.length === REQUESTS) resolve(bytes);
         });
         socket.once('close', () => reject(new Error('the connection closed before every answer came')));
       });
       socket.resume();
-      const { bodies, rest } = answersIn(await all);
+      const { bodies, rest } = answersIn<Answer>(await all);
       socket.destroy();
       assert.equal(rest, 0);
       assert.deepEqual(
