@@ -11,7 +11,6 @@ import type { RequestHandler } from './http/engine.ts';
 import { selectEngine } from './http/select-engine.ts';
 import { meterTools } from './limits/quotas.ts';
 import { type LimitObserver, RateGate } from './limits/rate-gate.ts';
-import { RedisRateStore } from './limits/redis-store.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 import type { AccessHooks } from './mcp/access.ts';
 import { type CompiledNamespace, compileNamespace } from './mcp/namespace.ts';
@@ -94,16 +93,19 @@ export const keyStorePath = stateStorePath;
 type StateStore = Awaited<ReturnType<typeof openStateStore>>;
 
 /** The per-key rate gate over this process's limit table, sharing counts through Redis when RATE_LIMIT_REDIS_URL is set. */
-function createRateGate(
+async function createRateGate(
   config: GatewayConfig,
   log: Logger,
   table: ReturnType<typeof processLimitTable>,
   observeLimits: LimitObserver | undefined,
-): RateGate {
+): Promise<RateGate> {
   return new RateGate({
     table,
     defaultPolicy: config.rateLimitDefault,
-    ...(config.RATE_LIMIT_REDIS_URL ? { remote: new RedisRateStore(config.RATE_LIMIT_REDIS_URL) } : {}),
+    // The Redis client loads only where it is used, still at start so a bad URL stops it there.
+    ...(config.RATE_LIMIT_REDIS_URL
+      ? { remote: new (await import('./limits/redis-store.ts')).RedisRateStore(config.RATE_LIMIT_REDIS_URL) }
+      : {}),
     onStoreError: config.RATE_LIMIT_ON_STORE_ERROR,
     threads: config.GATEWAY_THREADS,
     log,
@@ -209,7 +211,7 @@ export async function startGateway({
   const observeLimits = observeLimitsHook ?? metrics?.observeLimits;
   const store = await openStateStore(config);
   const limitTable = processLimitTable();
-  const rateGate = createRateGate(config, log, limitTable, observeLimits);
+  const rateGate = await createRateGate(config, log, limitTable, observeLimits);
   const authenticator = new ApiKeyAuthenticator(store, {
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
