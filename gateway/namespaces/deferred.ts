@@ -4,7 +4,7 @@
  * gateway then holds the schemas `tools/list` answers from and none of the code behind them.
  */
 import type { CapabilityReport, HealthReport, NamespaceParts } from '../mcp/namespace-contract.ts';
-import type { ToolDefinition } from '../mcp/tool.ts';
+import type { ToolContext, ToolDefinition } from '../mcp/tool.ts';
 
 export interface DeferredNamespace {
   /** The namespace's name, for the error a failed load answers with. */
@@ -51,14 +51,17 @@ export function deferredParts(deferred: DeferredNamespace): NamespaceParts {
     return loading;
   };
   const tools = deferred.listing.map((listed): ToolDefinition => {
-    const liveTool = async () => {
+    // Once loaded, a call goes straight to the live handler: no extra async frame or await.
+    let liveTool: ToolDefinition | undefined;
+    const first = async (args: unknown, context: ToolContext) => {
       const tool = (await live()).tools.get(listed.name);
       if (!tool) throw new Error(`${deferred.name}: the loaded namespace has no tool ${listed.name}`);
-      return tool;
+      liveTool = tool;
+      return tool.handler(args, context);
     };
     const forwarded: ToolDefinition = {
       ...listed,
-      handler: async (args, context) => (await liveTool()).handler(args, context),
+      handler: (args, context) => (liveTool ? liveTool.handler(args, context) : first(args, context)),
     };
     // A tool that encodes its own output does so with the live tool's encoder; by the time an
     // output exists the live parts are loaded.
