@@ -64,13 +64,10 @@ export class Embedder {
     return this.learnedModel;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async embed(texts: string[]): Promise<Float32Array[]> {
     if (!this.poolOptions) throw new EmbedderUnavailable('embeddings are off (MEMORY_EMBEDDINGS=none)', true);
     this.pool ??= new (loadPiscina().Piscina)(this.poolOptions);
-    const result = (await this.pool.run(
-      { settings: this.settings, texts },
-      signal ? { signal } : {},
-    )) as EmbedResult;
+    const result = (await this.pool.run({ settings: this.settings, texts })) as EmbedResult;
     if (!result.ok) throw new EmbedderUnavailable(result.message, result.permanent);
     if (!this.learnedModel && this.settings.provider === 'openai' && result.vectors[0]) {
       this.learnedModel = { model: this.settings.model, dimensions: result.vectors[0].length };
@@ -78,28 +75,60 @@ export class Embedder {
     return result.vectors;
   }
 
-  /** One query, bounded by the query timeout so search can fall back to keywords quickly. */
+  /**
+   * One query, bounded by the query timeout so search can fall back to keywords quickly. The
+   * timeout ends the wait, never the work: cancelling a piscina task terminates its thread in
+   * the middle of a model run, and onnxruntime then throws from native code during the
+   * thread's teardown, which aborts the whole process (seen under load on a slow first
+   * query). A late answer still lands in the cache, so asking again finds it.
+   */
   async embedQuery(text: string): Promise<Float32Array> {
     const cached = this.queryCache.get(text);
     if (cached) return cached;
-    const [vector] = await this.embed([text], AbortSignal.timeout(this.queryTimeoutMs)).catch(
-      (error: unknown) => {
-        if (error instanceof EmbedderUnavailable) throw error;
-        const name = (error as Error).name;
-        throw new EmbedderUnavailable(
-          name === 'AbortError' || name === 'TimeoutError'
-            ? 'query embedding timed out'
-            : (error as Error).message,
-          false,
-        );
-      },
-    );
-    if (this.queryCache.size >= 512) this.queryCache.delete(this.queryCache.keys().next().value!);
-    this.queryCache.set(text, vector!);
-    return vector!;
+    const task = this.embed([text]).then(([vector]) => {
+      if (this.queryCache.size >= 512) this.queryCache.delete(this.queryCache.keys().next().value!);
+      this.queryCache.set(text, vector!);
+      return vector!;
+    });
+    return untilAborted(task, AbortSignal.timeout(this.queryTimeoutMs)).catch((error: unknown) => {
+      if (error instanceof EmbedderUnavailable) throw error;
+      const name = (error as Error).name;
+      throw new EmbedderUnavailable(
+        name === 'AbortError' || name === 'TimeoutError'
+          ? 'query embedding timed out'
+          : (error as Error).message,
+        false,
+      );
+    });
   }
 
+  /**
+   * Lets the tasks in hand finish before the threads stop (piscina's close, not destroy):
+   * stopping a thread in the middle of a model run aborts the process, as above.
+   */
   async close(): Promise<void> {
-    await this.pool?.destroy();
+    await this.pool?.close();
   }
+}
+
+/** Settles with `task`, or rejects with the signal's reason when it fires first; `task` keeps running. */
+function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    task.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    task.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
