@@ -12,6 +12,7 @@ import { FrameError } from '../../shared/ipc/frame-codec.ts';
 import { FramedLink, ProtocolError } from '../../shared/ipc/framed-link.ts';
 import { IPC_PROTOCOL_VERSION, type IpcFrame, type WorkerMethod } from '../../shared/ipc/messages.ts';
 import type { TraceCarrier } from '../../shared/tracing.ts';
+import { untilAborted } from '../../shared/until-aborted.ts';
 import { cancelled, MethodError, toErrorBody } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -181,7 +182,7 @@ class LinkSession {
     });
     const answer = selfTimed
       ? withBackstop(work, deadlineMs + SELF_TIMED_GRACE_MS, method)
-      : raceSignal(work, controller.signal);
+      : untilAborted(work, controller.signal);
     answer.then(
       (result) => this.answer(id, { t: 'res', id, result }),
       (error: unknown) => this.answer(id, { t: 'err', id, error: toErrorBody(error) }),
@@ -220,24 +221,6 @@ function sameSecret(expected: string, given: string): boolean {
   const a = Buffer.from(expected);
   const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function withBackstop<T>(work: Promise<T>, ms: number, method: string): Promise<T> {

@@ -1,6 +1,7 @@
 import type { Piscina } from 'piscina';
 import { lazyRequire } from '../../../../shared/lazy-require.ts';
 import { threadEntry } from '../../../../shared/thread-entry.ts';
+import { untilAborted } from '../../../../shared/until-aborted.ts';
 import { MINILM_MODEL } from './minilm/files.ts';
 import { type EmbeddingProviderSettings, type EmbedResult, LOCAL_MODEL } from './types.ts';
 
@@ -109,26 +110,4 @@ export class Embedder {
   async close(): Promise<void> {
     await this.pool?.close();
   }
-}
-
-/** Settles with `task`, or rejects with the signal's reason when it fires first; `task` keeps running. */
-function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    task.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    task.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
