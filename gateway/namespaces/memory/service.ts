@@ -93,15 +93,22 @@ export class MemoryService {
     return decision ? { ...result, decision } : result;
   }
 
-  /** The current memories of the namespace that match a new one well (what the write decider is shown). */
+  /**
+   * The current memories of the namespace that match a new one well (what the write decider
+   * is shown). A memory whose vector is still pending (written moments ago, or during a burst
+   * the indexer stands aside for) can only match by its words, which alone rank as weak: it is
+   * shown when its words match, so a quick second write still meets the first.
+   */
   private async related(apiKeyId: string, input: WriteInput) {
     const found = await this.search(apiKeyId, {
       query: input.content.slice(0, 1000),
       limit: 5,
-      includeWeak: false,
+      includeWeak: true,
       filter: { namespace: input.namespace, currentOnly: true },
     });
-    return found.ranked.hits.filter((hit) => !hit.weak).map((hit) => hit.memory);
+    return found.ranked.hits
+      .filter((hit) => !hit.weak || hit.memory.embeddingStatus === 'pending')
+      .map((hit) => hit.memory);
   }
 
   async update(apiKeyId: string, id: string, patch: UpdatePatch): Promise<MemoryRecord | null> {
