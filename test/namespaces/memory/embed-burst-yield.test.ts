@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { Embedder } from '../../../gateway/namespaces/memory/embeddings/embedder.ts';
 import { type BurstYield, EmbeddingIndexer } from '../../../gateway/namespaces/memory/embeddings/indexer.ts';
-import { contentHash } from '../../../gateway/namespaces/memory/store/common.ts';
+import { plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
 import { waitFor } from '../../support/harness.ts';
 import { type EmbeddingsServer, startEmbeddingsServer } from '../../support/openai-embeddings.ts';
@@ -47,22 +47,7 @@ async function withIndexer(
   });
   // What MemoryService.write does: commit, then tell the indexer.
   const write = async (text: string) => {
-    const result = await store.write(
-      'key-1',
-      {
-        content: text,
-        contentHash: contentHash(text),
-        tags: [],
-        metadata: {},
-        namespace: 'default',
-        key: null,
-        expiresAt: null,
-        pinned: false,
-        dedupe: 'exact',
-      },
-      1_000_000,
-      Date.now(),
-    );
+    const result = await store.write('key-1', plainWrite(text), 1_000_000, Date.now());
     assert.equal(result.memory.embeddingStatus, 'pending');
     indexer.written();
   };
