@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Kafka, logLevel } from 'kafkajs';
+import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
 import { BrokerWorkerClient } from '../gateway/broker-client/index.ts';
 import { type BenchChild, rssMb, startChild } from './child.ts';
 import { callTool, toolsCallBody } from './mcp-call.ts';
@@ -55,10 +56,7 @@ export async function startStack(
 export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
   const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
-    waitForLeaders: true,
-  });
+  await createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor: 1 }]);
   await admin.disconnect();
 }
 

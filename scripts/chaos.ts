@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { type BenchChild, startChild } from '../bench/child.ts';
 import { callTool } from '../bench/mcp-call.ts';
+import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
 import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 
 const seconds = Number(process.env.CHAOS_SECONDS ?? 90);
@@ -43,10 +44,7 @@ const bootstrap = kafka.plaintext;
 const topic = 'chaos';
 const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
 await admin.connect();
-await admin.createTopics({
-  topics: [{ topic, numPartitions: 3, replicationFactor: 1 }],
-  waitForLeaders: true,
-});
+await createTopicsAndWait(admin, [{ topic, numPartitions: 3, replicationFactor: 1 }]);
 await admin.disconnect();
 
 const socket = join(stackDir, 'broker-worker.sock');

@@ -10,6 +10,7 @@ import {
 import type { BrokerClients } from '../broker.ts';
 import { MethodError } from '../errors.ts';
 import type { CallContext } from '../ipc/server.ts';
+import { createTopicsAndWait } from '../kafka/create-topics.ts';
 import { hasErrorType } from '../kafka/errors.ts';
 import { brokerMarksInternal } from '../kafka/internals.ts';
 import { isInternalTopic } from '../kafka/topic-directory.ts';
@@ -83,13 +84,11 @@ export async function createTopic(
   const admin = await clients.admin.get();
   let created: boolean;
   try {
-    created = await admin.createTopics({
-      topics: [
-        { topic: input.topic, numPartitions: input.partitions, replicationFactor: input.replication_factor },
-      ],
-      waitForLeaders: true,
-      timeout: adminTimeout(call),
-    });
+    created = await createTopicsAndWait(
+      admin,
+      [{ topic: input.topic, numPartitions: input.partitions, replicationFactor: input.replication_factor }],
+      adminTimeout(call),
+    );
   } catch (error) {
     if (hasErrorType(error, 'INVALID_REPLICATION_FACTOR')) {
       throw await replicationFactorError(ctx, input.replication_factor);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
+import { createTopicsAndWait } from '../../broker-worker/kafka/create-topics.ts';
 import { WorkerCallError } from '../../gateway/broker-client/errors.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { groupOffsets, uniqueName, withAdmin } from './support/kafka.ts';
@@ -40,7 +41,7 @@ function reserved(e: unknown): boolean {
 async function groupWithOffset(topic: string, group: string): Promise<void> {
   const client = new Kafka({ brokers: [kafka.plaintext], logLevel: logLevel.NOTHING });
   await withAdmin(kafka.plaintext, (admin) =>
-    admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true }),
+    createTopicsAndWait(admin, [{ topic, numPartitions: 1, replicationFactor: 1 }]),
   );
   const admin = client.admin();
   await admin.connect();

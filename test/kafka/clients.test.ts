@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Kafka, type KafkaConfig, logLevel, Partitioners } from 'kafkajs';
+import { createTopicsAndWait } from '../../broker-worker/kafka/create-topics.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
 const env = testKafka();
@@ -19,10 +20,7 @@ async function createTopic(topic: string): Promise<void> {
   const admin = client({ brokers: [env.plaintext] }).admin();
   await admin.connect();
   try {
-    assert.equal(
-      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true }),
-      true,
-    );
+    assert.equal(await createTopicsAndWait(admin, [{ topic, numPartitions: 1 }]), true);
   } finally {
     await admin.disconnect();
   }

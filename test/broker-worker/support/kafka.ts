@@ -1,6 +1,7 @@
 /** Direct kafkajs access for test set-up and checks, independent of the worker under test. */
 import { randomBytes } from 'node:crypto';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { createTopicsAndWait } from '../../../broker-worker/kafka/create-topics.ts';
 
 export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
@@ -19,10 +20,7 @@ export async function withAdmin<T>(bootstrap: string, work: (admin: Admin) => Pr
 
 export async function createTopic(bootstrap: string, topic: string, partitions = 1): Promise<void> {
   await withAdmin(bootstrap, async (admin) => {
-    await admin.createTopics({
-      topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
-      waitForLeaders: true,
-    });
+    await createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor: 1 }]);
   });
 }
 
