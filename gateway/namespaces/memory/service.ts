@@ -125,7 +125,7 @@ export class MemoryService {
 
   async search(apiKeyId: string, args: SearchArgs): Promise<SearchOutcome> {
     const mode = args.mode ?? (this.embedder.enabled ? 'hybrid' : 'keyword');
-    const { vector, degraded } = await this.queryVector(args.query, mode);
+    const { vector, degraded } = await this.queryVector(apiKeyId, args.query, mode);
     const { words, stems } = queryWords(args.query);
     const found = await this.store.search(
       apiKeyId,
@@ -161,6 +161,7 @@ export class MemoryService {
 
   /** The query's embedding, or why the search runs on keywords alone. */
   private async queryVector(
+    apiKeyId: string,
     query: string,
     mode: SearchMode,
   ): Promise<{ vector: Float32Array | null; degraded?: string }> {
@@ -168,7 +169,7 @@ export class MemoryService {
     let problem = this.vectorProblem();
     if (!problem) {
       try {
-        return { vector: await this.embedder.embedQuery(firstPersonQuery(query)) };
+        return { vector: await this.embedder.embedQuery(firstPersonQuery(query), apiKeyId) };
       } catch (error) {
         problem = error instanceof EmbedderUnavailable ? error.message : 'the embedder failed';
         this.log.warn({ err: error }, 'query embedding failed; searching keywords only');

@@ -26,7 +26,9 @@ function knownModel(settings: EmbeddingProviderSettings): { model: string; dimen
 
 /**
  * The embedding provider as the namespace sees it: calls go to a piscina pool, so no
- * request thread ever runs inference. Query vectors are cached (agents repeat queries).
+ * request thread ever runs inference. Query vectors are cached (agents repeat queries), per
+ * API key: a cache shared by keys answered one key's query from another's, which showed
+ * (by speed, or by a vector while the provider was down) what another key had searched for.
  */
 export class Embedder {
   /** Made on the first embedding: piscina and its thread machinery cost RSS a gateway that never embeds should not pay. */
@@ -81,14 +83,17 @@ export class Embedder {
    * timeout ends the wait, never the work: cancelling a piscina task terminates its thread in
    * the middle of a model run, and onnxruntime then throws from native code during the
    * thread's teardown, which aborts the whole process (seen under load on a slow first
-   * query). A late answer still lands in the cache, so asking again finds it.
+   * query). A late answer still lands in the cache, so asking again finds it. `cacheScope`
+   * (the asking API key) keeps each key's cached queries its own.
    */
-  async embedQuery(text: string): Promise<Float32Array> {
-    const cached = this.queryCache.get(text);
+  async embedQuery(text: string, cacheScope = ''): Promise<Float32Array> {
+    // A key id never holds a NUL, so no other scope's entry can share this name.
+    const entry = `${cacheScope}\0${text}`;
+    const cached = this.queryCache.get(entry);
     if (cached) return cached;
     const task = this.embed([text]).then(([vector]) => {
       if (this.queryCache.size >= 512) this.queryCache.delete(this.queryCache.keys().next().value!);
-      this.queryCache.set(text, vector!);
+      this.queryCache.set(entry, vector!);
       return vector!;
     });
     return untilAborted(task, AbortSignal.timeout(this.queryTimeoutMs)).catch((error: unknown) => {
