@@ -2,10 +2,29 @@ import { z } from 'zod';
 import type { GitHubClient, TreeEntry } from './github.ts';
 import { sha256 } from './github.ts';
 import type { ResolvedSkill } from './resolve.ts';
+import { isSafeRelativePath } from './source.ts';
 
 /** Files above this size are listed (size, git SHA) but never fetched. */
 export const MAX_FILE_BYTES = 1024 * 1024;
 const FETCH_CONCURRENCY = 6;
+
+/** Git's mode for a symbolic link: its blob is the target path, not content. */
+export const SYMLINK_MODE = '120000';
+
+/**
+ * Why a tree entry must not be handed over as a file to write, or null. A link's target would
+ * arrive as text an agent writes as an ordinary file, or recreates as a link out of the folder;
+ * an unsafe name would be written outside the folder. Neither is fetched.
+ */
+export function undeliverable(entry: TreeEntry): string | null {
+  if (entry.mode === SYMLINK_MODE) {
+    return 'symbolic link (git mode 120000): not delivered as a file and its target is not followed';
+  }
+  if (!isSafeRelativePath(entry.path)) {
+    return 'unsafe file name (a "..", "\\", ":" or control character would place it outside the skill folder on some systems): not delivered';
+  }
+  return null;
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -104,7 +123,10 @@ export function encodeFile(
   return { ...base, encoding: 'base64', content: bytes.toString('base64'), clipped: false, omitted: null };
 }
 
-/** Fetches files of a resolved skill (a few at a time), skipping those over MAX_FILE_BYTES. */
+/**
+ * Fetches files of a resolved skill (a few at a time), skipping those over MAX_FILE_BYTES;
+ * links and unsafe names get their reason as an Error, without a fetch.
+ */
 export async function fetchFiles(
   github: GitHubClient,
   skill: ResolvedSkill,
@@ -112,7 +134,12 @@ export async function fetchFiles(
   signal: AbortSignal,
 ): Promise<Map<string, Buffer | Error>> {
   const results = new Map<string, Buffer | Error>();
-  const queue = entries.filter((entry) => (entry.size ?? 0) <= MAX_FILE_BYTES);
+  const queue: TreeEntry[] = [];
+  for (const entry of entries) {
+    const refused = undeliverable(entry);
+    if (refused) results.set(entry.path, new Error(refused));
+    else if ((entry.size ?? 0) <= MAX_FILE_BYTES) queue.push(entry);
+  }
   async function worker() {
     for (let entry = queue.shift(); entry; entry = queue.shift()) {
       const full = skill.folder === '' ? entry.path : `${skill.folder}/${entry.path}`;

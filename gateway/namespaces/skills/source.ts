@@ -73,6 +73,23 @@ function checkSegments(segments: string[], what: string): string[] {
   return segments;
 }
 
+/**
+ * A path from a commit's tree that is safe to write below a skill folder on any common
+ * filesystem. Git itself stores names Windows reads as paths (`..\..\x`, `C:x`), and a tree
+ * from a misbehaving API could hold `..`; an agent installing the files would write them
+ * outside the folder.
+ */
+export function isSafeRelativePath(path: string): boolean {
+  return path.split('/').every(
+    (segment) =>
+      segment !== '' &&
+      segment !== '.' &&
+      segment !== '..' &&
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+      !/[\\:\u0000-\u001f\u007f]/.test(segment),
+  );
+}
+
 /** Normalizes a repository path given by a caller: no leading/trailing slash, no `..`. */
 export function normalizePath(path: string, what = 'The path'): string {
   const trimmed = path.replace(/^\/+|\/+$/g, '');

@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
-import { encodeFile, type FileResult, fetchFiles, fileResult, MAX_FILE_BYTES } from './content.ts';
+import {
+  encodeFile,
+  type FileResult,
+  fetchFiles,
+  fileResult,
+  MAX_FILE_BYTES,
+  undeliverable,
+} from './content.ts';
 import { UNTRUSTED_SKILLS } from './descriptions.ts';
 import type { GitHubClient } from './github.ts';
 import { type ResolvedSkill, resolveSkill } from './resolve.ts';
@@ -225,15 +232,15 @@ function readFileTool(getGitHub: () => GitHubClient): ToolDefinition {
           `No file "${wanted}" in the skill folder at commit ${skill.commit.sha.slice(0, 12)}. Files: ${some.join(', ')}${skill.files.length > 30 ? ', …' : ''}.`,
         );
       }
-      if ((entry.size ?? 0) > MAX_FILE_BYTES) {
+      const refused =
+        undeliverable(entry) ??
+        ((entry.size ?? 0) > MAX_FILE_BYTES
+          ? `over ${MAX_FILE_BYTES} bytes: not read; fetch it from the URL if you must`
+          : null);
+      if (refused) {
         return {
           provenance: provenanceOf(skill, null),
-          file: encodeFile(
-            entry,
-            null,
-            null,
-            `over ${MAX_FILE_BYTES} bytes: not read; fetch it from the URL if you must`,
-          ),
+          file: encodeFile(entry, null, null, refused),
           untrusted: UNTRUSTED_SKILLS,
         };
       }

@@ -111,6 +111,10 @@ const validateOutput = z.object({
   ),
   body_lines: z.number().int(),
   checked: z.object({ source: z.string().nullable(), folder_name: z.string().nullable() }),
+  untrusted: z
+    .string()
+    .nullable()
+    .describe('With a source: the name and findings quote a SKILL.md written by a third party.'),
 });
 
 function validateTool({ github }: SkillsToolsOptions): ToolDefinition {
@@ -151,6 +155,8 @@ function validateTool({ github }: SkillsToolsOptions): ToolDefinition {
         warnings: lint.warnings,
         body_lines: lint.body_lines,
         checked: { source: pinned, folder_name: folder },
+        // Findings quote the frontmatter (names, keys), which a stranger wrote when read from GitHub.
+        untrusted: source === undefined ? null : UNTRUSTED_SKILLS,
       };
     },
   });

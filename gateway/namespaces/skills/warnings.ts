@@ -1,3 +1,5 @@
+import { isSafeRelativePath } from './source.ts';
+
 /**
  * Static signals that a skill asks an agent to run code or widen its powers. They are read
  * from the text only — the namespace never executes anything — and are meant for the human or
@@ -10,7 +12,9 @@ export interface SafetyWarning {
     | 'ALLOWED_TOOLS'
     | 'SHELL_SNIPPETS'
     | 'PIPE_TO_SHELL'
-    | 'DYNAMIC_COMMAND';
+    | 'DYNAMIC_COMMAND'
+    | 'SYMLINKS'
+    | 'UNSAFE_PATHS';
   message: string;
   /** Files or snippets the warning is about (a few, for orientation). */
   examples: string[];
@@ -58,6 +62,18 @@ export function safetyWarnings(
   );
   const executables = files.filter((file) => file.mode === '100755').map((file) => file.path);
   warn('EXECUTABLE_FILES', executables, `${executables.length} file(s) are marked executable in git.`);
+  const links = files.filter((file) => file.mode === '120000').map((file) => file.path);
+  warn(
+    'SYMLINKS',
+    links,
+    `${links.length} symbolic link(s): a checkout of the commit would make links that may point outside the folder. Their targets are not delivered as files.`,
+  );
+  const unsafe = files.filter((file) => !isSafeRelativePath(file.path)).map((file) => file.path);
+  warn(
+    'UNSAFE_PATHS',
+    unsafe,
+    `${unsafe.length} file name(s) contain "..", "\\", ":" or control characters, which would place them outside the folder on some systems; they are not delivered.`,
+  );
   warn(
     'ALLOWED_TOOLS',
     allowedTools,

@@ -10,7 +10,8 @@ import { type LoopbackServer, sendJson, startLoopback } from './loopback.ts';
 
 export interface FixtureFile {
   content: string | Buffer;
-  mode?: '100644' | '100755';
+  /** 120000 is a symbolic link: its content is the target path, as git stores it. */
+  mode?: '100644' | '100755' | '120000';
   /** The raw host answers this file with a redirect to the given URL. */
   redirectTo?: string;
   /** The raw host serves different bytes than the tree names. */
