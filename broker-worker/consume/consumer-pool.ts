@@ -135,10 +135,17 @@ export class ConsumerPool {
     return { settled, unknown: commit.length + rewind.length - settled };
   }
 
-  /** Retires the consumers of a topic that was just deleted (their metadata would fail forever). */
+  /**
+   * Discards the consumers of a topic that was just deleted, busy or not: nothing they hold
+   * may be committed, since a topic created again under the name starts over at offset 0
+   * (see GroupConsumer.discard). The next poll starts a fresh consumer.
+   */
   retireTopic(topic: string): void {
     for (const [key, consumer] of this.consumers) {
-      if (consumer.topic === topic && !consumer.busy) this.retire(key, consumer);
+      if (consumer.topic !== topic) continue;
+      this.consumers.delete(key);
+      this.leaving.add(consumer);
+      void consumer.discard().finally(() => this.leaving.delete(consumer));
     }
   }
 

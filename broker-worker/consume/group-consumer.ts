@@ -311,6 +311,27 @@ export class GroupConsumer {
   }
 
   /**
+   * The topic was deleted: leaves the group committing nothing, whatever polls or leases
+   * are open. A topic created again under the same name starts over at offset 0, so any
+   * offset from the old one (a late acknowledgement, or the position this consumer had
+   * fetched to) would move the group past the new topic's first messages. Running polls
+   * answer with nothing; open leases are dropped (their settle finds no lease).
+   */
+  async discard(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.leases.releaseAll();
+    this.buffer.reset();
+    this.changed.notify();
+    this.room.notify();
+    try {
+      await this.consumer.disconnect();
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, 'error while leaving the group');
+    }
+  }
+
+  /**
    * Lets running polls answer with what they have, then leaves the group. Buffered
    * messages were never committed, so the group hands them out again later.
    */
