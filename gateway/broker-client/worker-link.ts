@@ -92,6 +92,8 @@ export class WorkerLink {
   private readonly pending = new Map<number, Pending>();
   private readonly abandoned = new Set<number>();
   private readonly attemptWaiters = new Set<(ready: boolean) => void>();
+  /** Set by endPolls: polls sent from then on are asked to answer now as well. */
+  private pollsEnding: WorkerCallError | null = null;
 
   constructor(
     private readonly endpoint: WorkerEndpoint,
@@ -176,7 +178,11 @@ export class WorkerLink {
             false,
           ),
         );
+        return;
       }
+      // A request accepted before the gateway began to stop can reach this point after
+      // endPolls ran (its body was still arriving): it must not hold the drain either.
+      if (this.pollsEnding) this.endPoll(id, this.pollsEnding);
     });
   }
 
@@ -185,20 +191,24 @@ export class WorkerLink {
    * (their messages are leased and committed once the answer is written, as for any poll).
    * A poll whose answer does not come within ANSWER_NOW_GRACE_MS, or that the worker
    * cancelled instead, is abandoned with `error` (an abandoned poll takes no message).
-   * Every other call runs to its end.
+   * Polls sent later are treated alike. Every other call runs to its end.
    */
   endPolls(error: WorkerCallError): void {
-    for (const [id, entry] of [...this.pending]) {
-      if (entry.method !== 'consume' || entry.ending) continue;
-      entry.ending = error;
-      this.link?.send({ t: 'cancel', id, answerNow: true });
-      const giveUp = setTimeout(() => this.abandon(id, error), ANSWER_NOW_GRACE_MS);
-      const cleanup = entry.cleanup;
-      entry.cleanup = () => {
-        clearTimeout(giveUp);
-        cleanup();
-      };
-    }
+    this.pollsEnding = error;
+    for (const id of [...this.pending.keys()]) this.endPoll(id, error);
+  }
+
+  private endPoll(id: number, error: WorkerCallError): void {
+    const entry = this.pending.get(id);
+    if (entry?.method !== 'consume' || entry.ending) return;
+    entry.ending = error;
+    this.link?.send({ t: 'cancel', id, answerNow: true });
+    const giveUp = setTimeout(() => this.abandon(id, error), ANSWER_NOW_GRACE_MS);
+    const cleanup = entry.cleanup;
+    entry.cleanup = () => {
+      clearTimeout(giveUp);
+      cleanup();
+    };
   }
 
   /** Rejects every call and stops reconnecting. */
