@@ -35,29 +35,6 @@ export class CursorError extends Error {
   }
 }
 
-export function encodeCursor(parts: (string | number)[]): string {
-  return Buffer.from(JSON.stringify(parts)).toString('base64url');
-}
-
-/** Decodes a cursor made by encodeCursor with the given tag as its first part. */
-export function decodeCursor(cursor: string, tag: string, length: number): (string | number)[] {
-  let parts: unknown;
-  try {
-    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new CursorError();
-  }
-  if (
-    !Array.isArray(parts) ||
-    parts.length !== length ||
-    parts[0] !== tag ||
-    !parts.every((p) => typeof p === 'number' || typeof p === 'string')
-  ) {
-    throw new CursorError();
-  }
-  return parts as (string | number)[];
-}
-
 export interface MemoryRow {
   id: number;
   public_id: string;
@@ -131,11 +108,15 @@ export function sortedMetadata(metadata: Record<string, string>): Record<string,
   return Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** Keeps a page under the response size budget; always returns at least one row so paging advances. */
+/**
+ * Keeps a page under the response size budget; always returns at least one row so paging
+ * advances. `cursor` makes the next page's cursor from its parts (see cursor.ts).
+ */
 export function pageBySize(
   rows: MemoryRow[],
   limit: number,
   maxBytes: number,
+  cursor: (parts: (string | number)[]) => string,
 ): { memories: MemoryRecord[]; nextCursor: string | null } {
   const memories: MemoryRecord[] = [];
   let bytes = 0;
@@ -149,5 +130,5 @@ export function pageBySize(
     lastId = Number(row.id);
   }
   const more = memories.length < rows.length;
-  return { memories, nextCursor: more ? encodeCursor(['x', lastId]) : null };
+  return { memories, nextCursor: more ? cursor(['x', lastId]) : null };
 }

@@ -5,7 +5,8 @@ import {
   runPgMigrations,
   withPgTransaction,
 } from '../../../store/index.ts';
-import { decodeCursor, encodeCursor, type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
+import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
+import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
@@ -41,6 +42,7 @@ export class PostgresMemoryStore implements MemoryStore {
     tx: (apiKeyId, fn) => this.tx(apiKeyId, fn),
   };
   private readonly vectors = new PgVectorSpace(this.access);
+  private cursorSeal: Promise<CursorSeal> | null = null;
 
   constructor(url: string, options: { max?: number } = {}) {
     this.pool = createPgPool(url, { max: options.max ?? 10 });
@@ -60,6 +62,24 @@ export class PostgresMemoryStore implements MemoryStore {
       },
     );
     return this.ready;
+  }
+
+  /** Made on the first cursor: the first gateway to need one stores the secret for all. */
+  private cursors(): Promise<CursorSeal> {
+    this.cursorSeal ??= (async () => {
+      await this.q(
+        'INSERT INTO memory_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+        [CURSOR_SECRET_SETTING, newCursorSecret()],
+      );
+      const [row] = await this.q<{ value: string }>('SELECT value FROM memory_settings WHERE name = $1', [
+        CURSOR_SECRET_SETTING,
+      ]);
+      return new CursorSeal(row!.value);
+    })().catch((error: unknown) => {
+      this.cursorSeal = null;
+      throw error;
+    });
+    return this.cursorSeal;
   }
 
   private async q<T>(sql: string, params: unknown[] = []): Promise<T[]> {
@@ -116,8 +136,9 @@ export class PostgresMemoryStore implements MemoryStore {
     const params: unknown[] = [];
     let where = pgFilter(apiKeyId, filter, now, params);
     const newest = (page.order ?? 'newest') === 'newest';
+    const cursors = await this.cursors();
     if (page.cursor) {
-      const [, pinned, created, id] = decodeCursor(page.cursor, newest ? 'n' : 'o', 4);
+      const [, pinned, created, id] = cursors.open(apiKeyId, page.cursor, newest ? 'n' : 'o', 4);
       if (newest) params.push(Boolean(pinned));
       params.push(created, id);
       const n = params.length;
@@ -137,7 +158,12 @@ export class PostgresMemoryStore implements MemoryStore {
       memories: shown.map(toRecord),
       nextCursor:
         rows.length > page.limit && last
-          ? encodeCursor([newest ? 'n' : 'o', last.pinned ? 1 : 0, Number(last.created_at), Number(last.id)])
+          ? cursors.seal(apiKeyId, [
+              newest ? 'n' : 'o',
+              last.pinned ? 1 : 0,
+              Number(last.created_at),
+              Number(last.id),
+            ])
           : null,
     };
   }
@@ -182,13 +208,14 @@ export class PostgresMemoryStore implements MemoryStore {
       now,
       params,
     );
-    const after = options.cursor ? Number(decodeCursor(options.cursor, 'x', 2)[1]) : 0;
+    const cursors = await this.cursors();
+    const after = options.cursor ? Number(cursors.open(apiKeyId, options.cursor, 'x', 2)[1]) : 0;
     params.push(after, options.limit + 1);
     const rows = await this.q<MemoryRow>(
       `SELECT m.* FROM memories m WHERE ${where} AND m.id > $${params.length - 1} ORDER BY m.id LIMIT $${params.length}`,
       params,
     );
-    return pageBySize(rows, options.limit, options.maxBytes);
+    return pageBySize(rows, options.limit, options.maxBytes, (parts) => cursors.seal(apiKeyId, parts));
   }
 
   async stats(apiKeyId: string, now: number): Promise<MemoryStats> {

@@ -7,7 +7,8 @@ import {
   startWalCheckpointer,
   type WalCheckpointer,
 } from '../../../store/index.ts';
-import { decodeCursor, encodeCursor, type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
+import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
+import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
 import { MERGE_STEP_SQL, registerMemoryFunctions } from './sqlite-fts.ts';
@@ -49,6 +50,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly bitIndex: SqliteBitIndex;
   private readonly checkpointer: WalCheckpointer | null;
   private readonly writes: SqliteWriteGroup;
+  private cursorSeal: CursorSeal | null = null;
 
   /** `vectorCacheBytes` bounds the in-memory copy of sign bits (see sqlite-bit-index.ts). */
   constructor(file: string, options: { vectorCacheBytes?: number } = {}) {
@@ -78,6 +80,21 @@ export class SqliteMemoryStore implements MemoryStore {
       this.statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /** Made on the first cursor: the first connection to need one stores the secret for all. */
+  private get cursors(): CursorSeal {
+    if (!this.cursorSeal) {
+      this.st('INSERT OR IGNORE INTO memory_settings (name, value) VALUES (?, ?)').run(
+        CURSOR_SECRET_SETTING,
+        newCursorSecret(),
+      );
+      const { value } = this.st('SELECT value FROM memory_settings WHERE name = ?').get(
+        CURSOR_SECRET_SETTING,
+      ) as { value: string };
+      this.cursorSeal = new CursorSeal(value);
+    }
+    return this.cursorSeal;
   }
 
   private row(apiKeyId: string, id: string, now: number): MemoryRow | undefined {
@@ -129,7 +146,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const newest = (page.order ?? 'newest') === 'newest';
     let after = '';
     if (page.cursor) {
-      const [, pinned, created, id] = decodeCursor(page.cursor, newest ? 'n' : 'o', 4);
+      const [, pinned, created, id] = this.cursors.open(apiKeyId, page.cursor, newest ? 'n' : 'o', 4);
       Object.assign(where.params, { cp: pinned, cc: created, ci: id });
       after = newest
         ? ' AND (m.pinned, m.created_at, m.id) < (@cp, @cc, @ci)'
@@ -146,7 +163,7 @@ export class SqliteMemoryStore implements MemoryStore {
       memories: shown.map(toRecord),
       nextCursor:
         more && last
-          ? encodeCursor([newest ? 'n' : 'o', Number(last.pinned), last.created_at, last.id])
+          ? this.cursors.seal(apiKeyId, [newest ? 'n' : 'o', Number(last.pinned), last.created_at, last.id])
           : null,
     };
   }
@@ -193,11 +210,11 @@ export class SqliteMemoryStore implements MemoryStore {
       options.namespace === undefined ? {} : { namespace: options.namespace },
       now,
     );
-    const afterId = options.cursor ? Number(decodeCursor(options.cursor, 'x', 2)[1]) : 0;
+    const afterId = options.cursor ? Number(this.cursors.open(apiKeyId, options.cursor, 'x', 2)[1]) : 0;
     const rows = this.st(
       `SELECT m.* FROM memories m WHERE ${where.sql} AND m.id > @after ORDER BY m.id LIMIT @limit`,
     ).all({ ...where.params, after: afterId, limit: options.limit + 1 }) as MemoryRow[];
-    return pageBySize(rows, options.limit, options.maxBytes);
+    return pageBySize(rows, options.limit, options.maxBytes, (parts) => this.cursors.seal(apiKeyId, parts));
   }
 
   async stats(apiKeyId: string, now: number): Promise<MemoryStats> {
