@@ -39,6 +39,7 @@ export function analyticsTools(deps: GscToolDeps): ToolDefinition[] {
 function searchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   return siteTool(deps, TOOLS.gsc_search_analytics, {
+    thirdPartyText: true,
     input: {
       days,
       dimensions,
@@ -113,6 +114,7 @@ const advancedSearchAnalyticsOutput = z.object({
 
 function advancedSearchAnalyticsTool(deps: GscToolDeps): ToolDefinition {
   return siteTool(deps, TOOLS.gsc_advanced_search_analytics, {
+    thirdPartyText: true,
     input: advancedSearchAnalyticsInput,
     output: advancedSearchAnalyticsOutput,
     async run(args, site, signal) {
@@ -211,6 +213,7 @@ function performanceOverviewTool(deps: GscToolDeps): ToolDefinition {
 function searchByPageQueryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   return siteTool(deps, TOOLS.gsc_search_by_page_query, {
+    thirdPartyText: true,
     input: {
       page_url: z.string().min(1),
       days,

@@ -44,7 +44,8 @@ function insightTool<Shape extends z.ZodRawShape, Out extends z.ZodType>(
   spec: InsightSpec<Shape, Out>,
 ): ToolDefinition {
   const input = { days, ...spec.input, limit } as InsightShape<Shape>;
-  return siteTool(deps, about, { input, output: spec.output, run: spec.run });
+  // Every analysis lists queries or pages.
+  return siteTool(deps, about, { input, output: spec.output, run: spec.run, thirdPartyText: true });
 }
 
 /** rows, bound to the namespace's clients: the tools that share it build it here. */

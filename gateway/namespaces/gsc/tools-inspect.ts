@@ -111,6 +111,7 @@ export function inspectTools(deps: GscToolDeps): ToolDefinition[] {
 function inspectUrlTool(deps: GscToolDeps): ToolDefinition {
   const { client } = deps;
   return siteTool(deps, TOOLS.gsc_inspect_url, {
+    thirdPartyText: true,
     input: { page_url: z.string().min(1), language_code: languageCode },
     output: inspectionSchema,
     async run(args, site, signal) {
@@ -166,6 +167,7 @@ function batchTool(
 ): ToolDefinition {
   const batch = batchOf(deps);
   return siteTool(deps, about, {
+    thirdPartyText: true,
     input: { urls: urlsInput, language_code: languageCode },
     output: z.object({ site_url: z.string(), ...summaryShape, results: z.array(batchItem) }),
     async run(args, site, signal) {

@@ -59,6 +59,7 @@ const comparePeriodsOutput = z.object({
 function comparePeriodsTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings } = deps;
   return siteTool(deps, TOOLS.gsc_compare_periods, {
+    thirdPartyText: true,
     input: comparePeriodsInput,
     output: comparePeriodsOutput,
     async run(args, site, signal) {
@@ -138,6 +139,7 @@ const queryOutput = z.object({
 function queryTool(deps: GscToolDeps): ToolDefinition {
   const { client, settings, now } = deps;
   return siteTool(deps, TOOLS.gsc_query, {
+    thirdPartyText: true,
     input: queryInput,
     output: queryOutput,
     async run(args, site, signal) {

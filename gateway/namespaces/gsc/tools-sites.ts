@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
-import { requireReady } from '../../upstream/namespace-kit.ts';
+import { requireReady, untrustedField, untrustedNotice } from '../../upstream/namespace-kit.ts';
 import type { ToolAbout } from '../../upstream/tool-catalog.ts';
 import { TOOLS } from './catalog.ts';
 import type { GscClient } from './client.ts';
@@ -43,10 +43,20 @@ export const siteUrl = z
   .describe(
     'Property exactly as Search Console names it: "sc-domain:example.com" or "https://www.example.com/" (trailing slash).',
   );
+/**
+ * Search queries are typed by anyone who uses Google, and referring URLs are chosen by whoever
+ * links to the site: text a stranger can aim at the agent reading the report.
+ */
+export const GSC_UNTRUSTED = untrustedNotice(
+  'Google Search (search queries typed by anyone, page URLs, referring and canonical URLs)',
+);
+
 interface SiteToolSpec<Shape extends z.ZodRawShape, Out extends z.ZodType> {
   /** The arguments after `site_url`, which every tool about one property takes first. */
   input: Shape;
   output: Out;
+  /** The result quotes third-party text (queries, URLs): it carries `untrusted_content`. */
+  thirdPartyText?: boolean;
   /** The handler, given the property already checked for readiness and the allowlist. */
   run(args: z.output<z.ZodObject<Shape>>, site: string, signal: AbortSignal): Promise<z.output<Out>>;
 }
@@ -57,12 +67,21 @@ export function siteTool<Shape extends z.ZodRawShape, Out extends z.ZodType>(
   about: ToolAbout,
   spec: SiteToolSpec<Shape, Out>,
 ): ToolDefinition {
+  const marked = spec.thirdPartyText === true;
   return defineTool({
     ...about,
     input: z.object({ site_url: siteUrl, ...spec.input }),
-    output: spec.output,
-    handler: async (args, { signal }) =>
-      spec.run(args as never, deps.site((args as { site_url: string }).site_url), signal),
+    output: marked
+      ? (spec.output as unknown as z.ZodObject).extend({ untrusted_content: untrustedField })
+      : spec.output,
+    handler: async (args, { signal }) => {
+      const result = await spec.run(
+        args as never,
+        deps.site((args as { site_url: string }).site_url),
+        signal,
+      );
+      return marked ? { ...(result as object), untrusted_content: GSC_UNTRUSTED } : result;
+    },
   });
 }
 
