@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../upstream/http.ts';
-import { registerSecret } from '../../upstream/redact.ts';
+import { redactText, registerSecret } from '../../upstream/redact.ts';
 import type { ProductHuntSettings } from './settings.ts';
 
 export interface RateLimit {
@@ -160,8 +160,13 @@ export class ProductHuntClient {
     });
     this.noteBudget(response.headers);
     const body = response.json<{ data?: T | null; errors?: GraphQLErrorItem[] }>();
+    // Partial errors go into a successful result, where UpstreamError's redaction never runs,
+    // and an upstream may echo the credential it was sent.
     const errors = Array.isArray(body.errors)
-      ? body.errors.map((e) => ({ message: String(e.message), ...(e.path ? { path: e.path } : {}) }))
+      ? body.errors.map((e) => ({
+          message: redactText(String(e.message)),
+          ...(e.path ? { path: e.path } : {}),
+        }))
       : [];
     if (body.data === undefined || body.data === null) {
       const text = errors.map((e) => e.message).join('; ') || 'no data and no error';
