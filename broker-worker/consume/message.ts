@@ -31,9 +31,19 @@ function headers(raw: KafkaMessage['headers']): Record<string, string> {
   return out;
 }
 
+/** The largest time a Date holds; toISOString throws past it. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * A CreateTime that no Date can hold (another producer's, on a broker that accepts any)
+ * reads as unknown, like a negative one: throwing here would fail its whole batch each
+ * time it is fetched, so neither it nor anything after it in its partition would be read.
+ */
 function isoTimestamp(ms: string): string {
   const n = Number(ms);
-  return Number.isFinite(n) && n >= 0 ? new Date(n).toISOString() : new Date(0).toISOString();
+  return Number.isFinite(n) && n >= 0 && n <= MAX_DATE_MS
+    ? new Date(n).toISOString()
+    : new Date(0).toISOString();
 }
 
 export function toBufferedMessage(topic: string, partition: number, raw: KafkaMessage): BufferedMessage {
