@@ -8,8 +8,11 @@
  *
  * Coalescing: kafkajs's idempotent producer sends one request per broker at a time, so
  * one request per call would cap throughput at one round trip per broker. Calls that
- * arrive while a send is in flight wait and go out together as one batch per topic (never
- * mixing topics, so a bad topic fails only its own calls). A lone call is sent at once.
+ * arrive while a send to their topic is in flight wait and go out together as one batch
+ * of that topic. Each topic waits only on its own sends: a topic whose send is being
+ * retried (its leader gone, the topic deleted behind our back) holds no other topic's
+ * calls, which would otherwise run out their deadlines behind it and still be written
+ * later. A lone call is sent at once.
  */
 import { type Kafka, Partitioners, type PartitionMetadata, type Producer } from 'kafkajs';
 import type { PublishResult } from '../../shared/event/schemas.ts';
@@ -38,8 +41,10 @@ interface Queued {
 export class Publisher {
   private readonly producer: LazyConnection<Producer>;
   private readonly choosePartition = Partitioners.DefaultPartitioner();
-  private queue: Queued[] = [];
-  private batchesInFlight = 0;
+  /** Calls waiting per topic while a send to that topic is in flight. */
+  private readonly queues = new Map<string, Queued[]>();
+  /** Batches in flight per topic (a topic is absent when none is). */
+  private readonly inFlight = new Map<string, number>();
   /** Sends in flight per producer, so a retired producer is disconnected only when idle. */
   private readonly sending = new Map<Producer, Set<Promise<unknown>>>();
 
@@ -85,39 +90,46 @@ export class Publisher {
     });
     let bytes = Buffer.byteLength(record.value) + (record.key ? Buffer.byteLength(record.key) : 0) + 64;
     for (const [name, value] of Object.entries(record.headers ?? {})) bytes += name.length + value.length + 8;
+    const { topic } = record;
     return new Promise<PublishResult>((resolve, reject) => {
-      this.queue.push({ record, partition, bytes, resolve, reject });
-      if (this.batchesInFlight === 0) this.flush();
+      const queue = this.queues.get(topic) ?? [];
+      queue.push({ record, partition, bytes, resolve, reject });
+      this.queues.set(topic, queue);
+      if (!this.inFlight.has(topic)) this.flush(topic);
     });
   }
 
-  /** Sends everything queued, as batches of one topic each. */
-  private flush(): void {
-    const queued = this.queue;
-    this.queue = [];
-    const byTopic = new Map<string, Queued[][]>();
+  /** Sends everything queued for `topic`, in batches within the size bounds. */
+  private flush(topic: string): void {
+    const queued = this.queues.get(topic) ?? [];
+    this.queues.delete(topic);
+    const batches: Queued[][] = [];
+    let current: Queued[] = [];
+    let size = 0;
     for (const item of queued) {
-      const batches = byTopic.get(item.record.topic) ?? [[]];
-      byTopic.set(item.record.topic, batches);
-      let current = batches[batches.length - 1]!;
-      const size = current.reduce((sum, q) => sum + q.bytes, 0);
       if (
         current.length > 0 &&
         (current.length >= BATCH_MAX_RECORDS || size + item.bytes > BATCH_MAX_BYTES)
       ) {
-        current = [];
         batches.push(current);
+        current = [];
+        size = 0;
       }
       current.push(item);
+      size += item.bytes;
     }
-    for (const batches of byTopic.values()) {
-      for (const batch of batches) {
-        this.batchesInFlight += 1;
-        void this.sendBatch(batch).finally(() => {
-          this.batchesInFlight -= 1;
-          if (this.batchesInFlight === 0 && this.queue.length > 0) this.flush();
-        });
-      }
+    if (current.length > 0) batches.push(current);
+    for (const batch of batches) {
+      this.inFlight.set(topic, (this.inFlight.get(topic) ?? 0) + 1);
+      void this.sendBatch(batch).finally(() => {
+        const left = (this.inFlight.get(topic) ?? 1) - 1;
+        if (left > 0) {
+          this.inFlight.set(topic, left);
+          return;
+        }
+        this.inFlight.delete(topic);
+        if (this.queues.has(topic)) this.flush(topic);
+      });
     }
   }
 
