@@ -52,7 +52,7 @@ function checkModel(settings: MemorySettings, log: Logger): void {
 export const MEMORY_ERROR_CODES = {
   NOT_FOUND: 'No memory with that id for this key (or the memory named by `supersedes`).',
   INVALID_EXPIRY: 'expires_at is not in the future.',
-  INVALID_CURSOR: 'The cursor is not one this gateway gave out; start the listing again.',
+  INVALID_CURSOR: 'The cursor is not one this gateway gave this key; start the listing again.',
   MEMORY_LIMIT: 'The per-key cap (MEMORY_MAX_PER_KEY) is reached and only pinned memories are left.',
   STORE_UNAVAILABLE: 'The memory store did not answer; retry later.',
   SEMANTIC_UNAVAILABLE: 'mode "vector" was asked while the embedder is down; use hybrid or keyword.',

@@ -1,0 +1,67 @@
+/**
+ * What the cross-key memory tests share: tools/call over plain HTTP JSON-RPC (so a refused
+ * key's HTTP status is seen, not hidden by a client library), and keys minted in whichever
+ * state store the gateway reads (SQLite in DATA_DIR, or Postgres with DATABASE_URL).
+ */
+import assert from 'node:assert/strict';
+import type { StateStore } from '../../../gateway/accounts/model.ts';
+import { FULL_SCOPES } from '../../../gateway/core/scopes.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: structured results are checked field by field
+export type Json = Record<string, any>;
+
+export interface MemoryCalls {
+  call(key: string, name: string, args?: Json): Promise<{ status: number; result?: Json }>;
+  ok(key: string, name: string, args?: Json): Promise<Json>;
+  /** The error's stable code and its text. */
+  fails(key: string, name: string, args: Json): Promise<{ code: string; text: string }>;
+}
+
+export function memoryCalls(gatewayUrl: () => string): MemoryCalls {
+  const calls: MemoryCalls = {
+    async call(key, name, args = {}) {
+      const response = await fetch(`${gatewayUrl()}/memory/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-api-key': key,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      });
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        return { status: response.status };
+      }
+      return { status: 200, result: ((await response.json()) as { result: Json }).result };
+    },
+    async ok(key, name, args = {}) {
+      const { status, result } = await calls.call(key, name, args);
+      assert.equal(status, 200, `${name} answered HTTP ${status}`);
+      assert.notEqual(result!.isError, true, `${name} failed: ${JSON.stringify(result!.content)}`);
+      return result!.structuredContent;
+    },
+    async fails(key, name, args) {
+      const { status, result } = await calls.call(key, name, args);
+      assert.equal(status, 200, `${name} answered HTTP ${status}`);
+      assert.equal(
+        result!.isError,
+        true,
+        `${name} should fail: ${JSON.stringify(result!.structuredContent)}`,
+      );
+      return { code: result!._meta?.['mcp-gateway/errorCode'], text: result!.content[0].text };
+    },
+  };
+  return calls;
+}
+
+/** A new full-scope key of the operator account. */
+export async function mint(state: StateStore, label: string): Promise<{ id: string; key: string }> {
+  const ownerId = (await state.operatorAccount()).id;
+  return state.createKey({ label, ownerId, scopes: FULL_SCOPES, expiresAt: null });
+}
