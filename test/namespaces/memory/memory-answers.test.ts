@@ -47,7 +47,7 @@ describe('memory_search answers', () => {
     for (const content of facts) await ok('memory_write', { content });
     await waitFor(async () => (await ok('memory_stats')).pending_embeddings === 0, {
       what: 'the local model to embed every memory',
-      timeoutMs: 20_000,
+      timeoutMs: 60_000,
     });
     assert.equal((await ok('memory_stats')).pending_embeddings, 0, 'the local model embedded every memory');
   });

@@ -73,7 +73,7 @@ test('minilm without a set-up model: one log line naming fetch-model, keywords m
         if (pending > 0) pending = (await stats()).pending_embeddings;
         return pending === 0;
       },
-      { what: 'the indexer to embed the waiting memory', timeoutMs: 10_000 },
+      { what: 'the indexer to embed the waiting memory', timeoutMs: 60_000 },
     );
     assert.equal(pending, 0, 'the indexer embedded the waiting memory at its next retry');
     assert.equal((await stats()).embedding.available, true);
