@@ -18,43 +18,14 @@ import {
   callDeadlineMs,
   IPC_PROTOCOL_VERSION,
   type IpcFrame,
-  KEEPALIVE_INTERVAL_MS,
-  KEEPALIVE_TIMEOUT_MS,
   type WorkerMethod,
 } from '../../shared/ipc/messages.ts';
 import type { TraceCarrier } from '../../shared/tracing.ts';
 import { cancelledError, describeFailure, unreachable, WorkerCallError } from './errors.ts';
+import { startKeepalive } from './keepalive.ts';
+import { DEFAULT_LINK_OPTIONS, type WorkerLinkOptions } from './link-options.ts';
 
-export interface WorkerLinkOptions {
-  /** Connect plus hello must finish within this. */
-  connectTimeoutMs: number;
-  /** Longest a call waits for a link that is down before failing WORKER_UNREACHABLE. */
-  unreachableWaitMs: number;
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  /** Calls in flight on this link; more are refused with OVERLOADED. */
-  maxInFlight: number;
-  /** Extra wait past a call's deadline for the worker's own answer to travel back. */
-  replyGraceMs: number;
-  /** Sent in hello when the worker requires BROKER_WORKER_TOKEN. */
-  token: string | null;
-  /** Ping period on a ready link. */
-  keepaliveIntervalMs: number;
-  /** Silence from the worker after which the link is closed and its calls fail. */
-  keepaliveTimeoutMs: number;
-}
-
-export const DEFAULT_LINK_OPTIONS: WorkerLinkOptions = {
-  connectTimeoutMs: 1000,
-  unreachableWaitMs: 1000,
-  backoffBaseMs: 100,
-  backoffCapMs: 5000,
-  maxInFlight: 10_000,
-  replyGraceMs: 250,
-  token: null,
-  keepaliveIntervalMs: KEEPALIVE_INTERVAL_MS,
-  keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
-};
+export { DEFAULT_LINK_OPTIONS, type WorkerLinkOptions } from './link-options.ts';
 
 /** Least time between two connection attempts that calls trigger while the worker is down. */
 const MIN_ATTEMPT_SPACING_MS = 50;
@@ -84,7 +55,6 @@ export class WorkerLink {
   private handshakeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private keepaliveTimer: NodeJS.Timeout | null = null;
-  private pings = 0;
   private failuresInARow = 0;
   private lastAttemptAt = 0;
   private lastFailure: string | null = null;
@@ -374,32 +344,13 @@ export class WorkerLink {
     this.scheduleAttempt(wasReady ? this.options.backoffBaseMs : this.backoff());
   }
 
-  /**
-   * Any byte from the worker counts as a sign of life; pings make sure there is traffic. A
-   * tick that itself ran late (this process was busy) proves nothing about the worker, so
-   * it only pings: the worker's bytes may be waiting unread behind the delay.
-   */
   private startKeepalive(link: FramedLink): void {
     this.stopKeepalive();
-    const { keepaliveIntervalMs: every, keepaliveTimeoutMs: limit } = this.options;
-    let lastTick = performance.now();
-    this.keepaliveTimer = setInterval(() => {
-      const now = performance.now();
-      const late = now - lastTick > every * 2;
-      lastTick = now;
-      const silentFor = now - link.lastReceivedAt;
-      if (!late && silentFor > limit) {
-        link.close(
-          new Error(
-            `the worker stopped answering: nothing received for ${Math.round(silentFor)} ms although the connection is open (keepalive)`,
-          ),
-        );
-        return;
-      }
-      this.pings += 1;
-      link.send({ t: 'ping', n: this.pings });
-    }, every);
-    this.keepaliveTimer.unref();
+    this.keepaliveTimer = startKeepalive(
+      link,
+      this.options.keepaliveIntervalMs,
+      this.options.keepaliveTimeoutMs,
+    );
   }
 
   private stopKeepalive(): void {
