@@ -1,4 +1,5 @@
 import { UpstreamError } from '../../upstream/errors.ts';
+import { NAMES_UNTRUSTED } from './descriptions.ts';
 import type { Commit, GitHubClient, TreeEntry } from './github.ts';
 import { isCommitSha, normalizePath, parseSource, splitRefAndPath } from './source.ts';
 
@@ -92,7 +93,7 @@ export async function resolveSkill(
       listing = await github.listPath(owner, repo, commit, folder, signal);
     } else {
       const hint = under.length
-        ? ` Skill folders there: ${under.slice(0, 20).join(', ')}${under.length > 20 ? ', …' : ''}${skillName ? '' : ' — pass one as the path, or give skill=<name>'}.`
+        ? ` Skill folders there (${NAMES_UNTRUSTED}): ${under.slice(0, 20).join(', ')}${under.length > 20 ? ', …' : ''}${skillName ? '' : ' — pass one as the path, or give skill=<name>'}.`
         : ' No SKILL.md anywhere below it.';
       throw new UpstreamError(
         'NOT_FOUND',

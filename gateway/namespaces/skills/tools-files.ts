@@ -10,7 +10,7 @@ import {
   MAX_FILE_BYTES,
   undeliverable,
 } from './content.ts';
-import { UNTRUSTED_SKILLS } from './descriptions.ts';
+import { NAMES_UNTRUSTED, UNTRUSTED_SKILLS } from './descriptions.ts';
 import type { GitHubClient } from './github.ts';
 import { type ResolvedSkill, resolveSkill } from './resolve.ts';
 import { lintSkillMarkdown } from './skill-md.ts';
@@ -229,7 +229,7 @@ function readFileTool(getGitHub: () => GitHubClient): ToolDefinition {
         const some = skill.files.slice(0, 30).map((file) => file.path);
         throw new UpstreamError(
           'NOT_FOUND',
-          `No file "${wanted}" in the skill folder at commit ${skill.commit.sha.slice(0, 12)}. Files: ${some.join(', ')}${skill.files.length > 30 ? ', …' : ''}.`,
+          `No file "${wanted}" in the skill folder at commit ${skill.commit.sha.slice(0, 12)}. Files (${NAMES_UNTRUSTED}): ${some.join(', ')}${skill.files.length > 30 ? ', …' : ''}.`,
         );
       }
       const refused =
