@@ -52,7 +52,10 @@ it("a topic's failing send does not hold publishes to other topics", async () =>
     },
   );
   await failing;
-  assert.equal(order[0], 'healthy: acknowledged', order.join(', '));
+  // The deleted topic's send normally retries for seconds; if the broker already answered
+  // that it is gone, that send ends first and held nothing, which is fine too.
+  const gaveUpAtOnce = order[0] === 'gone: UNKNOWN_TOPIC' && order[1] === 'healthy: acknowledged';
+  if (!gaveUpAtOnce) assert.equal(order[0], 'healthy: acknowledged', order.join(', '));
   assert.equal(written?.offset, 1);
   assert.notEqual(order[1], 'gone: acknowledged');
 });
