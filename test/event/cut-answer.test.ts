@@ -10,7 +10,13 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createTopic, groupOffsets, uniqueName } from '../broker-worker/support/kafka.ts';
 import { ENGINES, engineSkip } from '../support/engines.ts';
-import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import {
+  type ConsumeData,
+  callTool,
+  type EventStack,
+  joinGroup,
+  startEventStack,
+} from '../support/event-stack.ts';
 import { elapse, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
@@ -70,15 +76,7 @@ for (const engine of ENGINES) {
       await createTopic(kafka.plaintext, topic, 1);
       const client = await stack.mcp();
       // Joined first, so the messages are fetched and waiting when the poll comes.
-      for (let joined = false; !joined; ) {
-        const poll = await callTool<ConsumeData & { joining?: boolean }>(client, 'event_consume', {
-          topic,
-          group,
-          timeout_ms: 1000,
-        });
-        assert.equal(poll.isError, false, poll.text);
-        joined = poll.data.joining !== true;
-      }
+      await joinGroup(client, topic, group);
       for (let i = 0; i < MESSAGES; i++)
         await stack.brokerClient.call('publish', { topic, value: `m${i}:${PADDING}` }, { timeoutMs: 15_000 });
       await waitFor(

@@ -12,7 +12,13 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createTopic, produce, uniqueName } from '../broker-worker/support/kafka.ts';
 import { ENGINES, engineSkip } from '../support/engines.ts';
-import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import {
+  type ConsumeData,
+  callTool,
+  type EventStack,
+  joinGroup,
+  startEventStack,
+} from '../support/event-stack.ts';
 import { elapse } from '../support/harness.ts';
 import { answersIn } from '../support/http-answers.ts';
 import { testKafka } from '../support/kafka-env.ts';
@@ -93,15 +99,7 @@ for (const engine of ENGINES) {
       await createTopic(kafka.plaintext, topic, 1);
       const client = await stack.mcp();
       // Join the group first, so the pipelined polls find messages rather than a join in progress.
-      for (let joined = false; !joined; ) {
-        const poll = await callTool<ConsumeData & { joining?: boolean }>(client, 'event_consume', {
-          topic,
-          group,
-          timeout_ms: 1000,
-        });
-        assert.equal(poll.isError, false, poll.text);
-        joined = poll.data.joining !== true;
-      }
+      await joinGroup(client, topic, group);
       // In batches well under the broker's 1 MB request limit.
       for (let from = 0; from < MESSAGES; from += 100) {
         const batch = Array.from({ length: 100 }, (_, i) => ({ value: `m${from + i}:${PADDING}` }));

@@ -10,7 +10,13 @@ import { after, before, it } from 'node:test';
 import { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { parseEndpoint } from '../../shared/ipc/endpoint.ts';
 import { createTopic, uniqueName, withAdmin } from '../broker-worker/support/kafka.ts';
-import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
+import {
+  type ConsumeData,
+  callTool,
+  type EventStack,
+  joinGroup,
+  startEventStack,
+} from '../support/event-stack.ts';
 import { waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 
@@ -43,15 +49,7 @@ it("a poll that runs out of time names nothing of another caller's failing topic
   await createTopic(kafka.plaintext, topicA, 1);
   const callerA = await stack.mcp();
   const callerB = await stack.mcp();
-  for (let joined = false; !joined; ) {
-    const poll = await callTool<ConsumeData & { joining?: boolean }>(callerA, 'event_consume', {
-      topic: topicA,
-      group: groupA,
-      timeout_ms: 1000,
-    });
-    assert.equal(poll.isError, false, poll.text);
-    joined = poll.data.joining !== true;
-  }
+  await joinGroup(callerA, topicA, groupA);
   await withAdmin(kafka.plaintext, (admin) => admin.deleteTopics({ topics: [topicA] }));
 
   const namesA = (text: string) => text.includes(topicA) || text.includes(groupA);

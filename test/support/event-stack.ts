@@ -90,6 +90,22 @@ export async function callTool<T = Record<string, unknown>>(
   };
 }
 
+/**
+ * Polls `group` on `topic` until the answer is no longer "joining", so messages published
+ * afterwards are fetched and waiting for the next poll instead of a join in progress.
+ */
+export async function joinGroup(client: Client, topic: string, group: string): Promise<void> {
+  for (let joined = false; !joined; ) {
+    const poll = await callTool<ConsumeData & { joining?: boolean }>(client, 'event_consume', {
+      topic,
+      group,
+      timeout_ms: 1000,
+    });
+    if (poll.isError) throw new Error(`joining group ${group} failed: ${poll.text}`);
+    joined = poll.data.joining !== true;
+  }
+}
+
 export interface ConsumedMessage {
   topic: string;
   partition: number;
