@@ -15,6 +15,12 @@ const COMPATIBILITY_MAX = 500;
 /** The spec recommends a body under 500 lines and about 5,000 tokens. */
 const BODY_LINES_RECOMMENDED = 500;
 const BODY_TOKENS_RECOMMENDED = 5000;
+/**
+ * The frontmatter the YAML parser is given at most. The spec's fields fit in a few KiB; the
+ * parser checks each key against all before it and expands aliases, so a stranger's 1 MiB
+ * of keys or nesting cost it minutes.
+ */
+const FRONTMATTER_MAX = 16 * 1024;
 /** The only keys the specification defines; anything else belongs under `metadata`. */
 const KNOWN_KEYS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'];
 
@@ -367,6 +373,15 @@ export function lintSkillMarkdown(text: string, folderName: string | null = null
         'FRONTMATTER_MISSING',
         null,
         'SKILL.md must start with YAML frontmatter: a `---` line, `name:` and `description:`, then a closing `---` line.',
+      ),
+    );
+  } else if (yaml.length > FRONTMATTER_MAX) {
+    errors.push(
+      finding(
+        'error',
+        'FRONTMATTER_TOO_LARGE',
+        null,
+        `The frontmatter is ${yaml.length} characters; at most ${FRONTMATTER_MAX} are read. Keep name, description and a few short fields there and move the rest to the body or references/.`,
       ),
     );
   } else {
