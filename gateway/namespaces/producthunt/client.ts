@@ -57,7 +57,7 @@ export class ProductHuntClient {
           const reset = header(headers, 'reset');
           return {
             code: 'RATE_LIMITED',
-            detail: 'the application used its complexity budget for this 15-minute window',
+            note: 'the application used its complexity budget for this 15-minute window',
             retry: false,
             ...(reset === null ? {} : { retryAfterS: reset }),
           };

@@ -78,7 +78,8 @@ function describeGitHubError(status: number, body: string, headers: Headers): Er
     const resetAt = Number.isFinite(reset) && reset > 0 ? new Date(reset * 1000).toISOString() : null;
     return {
       code: 'RATE_LIMITED',
-      detail: `${message.slice(0, 200)}${resetAt ? ` (limit resets at ${resetAt})` : ''}`,
+      detail: message.slice(0, 200),
+      ...(resetAt ? { note: `limit resets at ${resetAt}` } : {}),
       advice: resetAt
         ? `Wait until ${resetAt}, or set GITHUB_TOKEN for a higher limit.`
         : 'Wait a minute, or set GITHUB_TOKEN for a higher limit.',
