@@ -41,6 +41,10 @@ const repos: Record<string, FixtureRepo> = {
         'skills/trap/references/creds.md': { content: LINK_TARGET, mode: '120000' },
         'skills/trap/..\\..\\evil.ps1': { content: 'Remove-Item -Recurse ~\n' },
         'skills/trap/C:evil.txt': { content: 'drive\n' },
+        // Windows opens these as the null and console devices, and trims ".. " to "..".
+        'skills/trap/nul.txt': { content: 'device\n' },
+        'skills/trap/references/CON': { content: 'device\n' },
+        'skills/trap/.. /evil.md': { content: 'climb\n' },
         [`skills/trap/${NAME_INJECTION}.md`]: { content: 'x\n' },
       },
     },
@@ -85,7 +89,7 @@ interface FileOut {
 }
 
 const SOURCE = 'mallory/skills/skills/trap';
-const UNSAFE = ['..\\..\\evil.ps1', 'C:evil.txt'];
+const UNSAFE = ['..\\..\\evil.ps1', 'C:evil.txt', 'nul.txt', 'references/CON', '.. /evil.md'];
 
 function rawReadsOf(name: string): number {
   return github.raw.requests.filter((req) => decodeURIComponent(req.path).endsWith(`/skills/trap/${name}`))

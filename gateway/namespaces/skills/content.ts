@@ -21,7 +21,7 @@ export function undeliverable(entry: TreeEntry): string | null {
     return 'symbolic link (git mode 120000): not delivered as a file and its target is not followed';
   }
   if (!isSafeRelativePath(entry.path)) {
-    return 'unsafe file name (a "..", "\\", ":" or control character would place it outside the skill folder on some systems): not delivered';
+    return 'unsafe file name (a "..", "\\", ":", control character, trailing dot or space, or Windows device name would place it outside the skill folder or on a device on some systems): not delivered';
   }
   return null;
 }

@@ -74,6 +74,13 @@ function checkSegments(segments: string[], what: string): string[] {
 }
 
 /**
+ * Names Windows gives to devices whatever the extension (`nul.txt` is the null device), and
+ * segments it trims at the end (`.. ` and `...` lose their trailing dots and spaces, so the
+ * first reads as `..`): written there, such a file lands on a device or outside the folder.
+ */
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)?$/i;
+
+/**
  * A path from a commit's tree that is safe to write below a skill folder on any common
  * filesystem. Git itself stores names Windows reads as paths (`..\..\x`, `C:x`), and a tree
  * from a misbehaving API could hold `..`; an agent installing the files would write them
@@ -85,6 +92,8 @@ export function isSafeRelativePath(path: string): boolean {
       segment !== '' &&
       segment !== '.' &&
       segment !== '..' &&
+      !/[. ]$/.test(segment) &&
+      !WINDOWS_DEVICE.test(segment) &&
       // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
       !/[\\:\u0000-\u001f\u007f]/.test(segment),
   );
