@@ -62,25 +62,28 @@ export function meterTools(definition: NamespaceDefinition, options: MeterOption
       const metered: typeof tool.handler = async (args, context) => {
         const limits = context.caller.limits;
         const keyId = context.caller.apiKeyId;
-        if (limits?.quotas) {
-          // The namespace's quota and the tool's own (memory_write) both count this call.
-          for (const name of [namespace, tool.name]) {
-            const limit = limits.quotas[name];
-            if (limit === undefined) continue;
-            const taken = await options.store.takeQuota(keyId, utcDay(), name, limit);
-            if (!taken.ok) {
-              options.observe?.({ kind: 'quota_exceeded', namespace, quota: name });
-              throw quotaError(keyId, name, limit);
-            }
+        // The poll cap first: a poll it refuses never ran, so it must not spend a daily quota.
+        let slot = -1;
+        if (isLongPoll && limits?.maxPolls !== undefined) {
+          slot = options.table.slot(keyId);
+          if (slot >= 0 && !options.table.enterPoll(slot, limits.maxPolls)) {
+            options.observe?.({ kind: 'too_many_polls', namespace });
+            throw pollError(keyId, limits.maxPolls);
           }
         }
-        if (!isLongPoll || limits?.maxPolls === undefined) return tool.handler(args, context);
-        const slot = options.table.slot(keyId);
-        if (slot >= 0 && !options.table.enterPoll(slot, limits.maxPolls)) {
-          options.observe?.({ kind: 'too_many_polls', namespace });
-          throw pollError(keyId, limits.maxPolls);
-        }
         try {
+          if (limits?.quotas) {
+            // The namespace's quota and the tool's own (memory_write) both count this call.
+            for (const name of [namespace, tool.name]) {
+              const limit = limits.quotas[name];
+              if (limit === undefined) continue;
+              const taken = await options.store.takeQuota(keyId, utcDay(), name, limit);
+              if (!taken.ok) {
+                options.observe?.({ kind: 'quota_exceeded', namespace, quota: name });
+                throw quotaError(keyId, name, limit);
+              }
+            }
+          }
           return await tool.handler(args, context);
         } finally {
           if (slot >= 0) options.table.leavePoll(slot);

@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { utcDay } from '../../gateway/limits/quotas.ts';
 import { createTopic, produce, uniqueName } from '../broker-worker/support/kafka.ts';
 import { compiledEntry } from '../support/compiled.ts';
 import { type ConsumeData, callTool, startEventStack } from '../support/event-stack.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { waitFor } from '../support/harness.ts';
+import { openKeyStore, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import {
   contractEmbeddingsEnv,
@@ -44,6 +45,15 @@ function memoryGateway(): Promise<TestGateway> {
       ...contractEmbeddingsEnv(embeddings),
     },
   });
+}
+
+async function quotaUsage(dir: string, keyId: string): Promise<Record<string, number>> {
+  const store = openKeyStore(dir);
+  try {
+    return await store.quotaUsage(keyId, utcDay());
+  } finally {
+    store.close();
+  }
 }
 
 async function connect(url: string, namespace: string, key: string): Promise<Client> {
@@ -107,7 +117,7 @@ test('a spent quota is a quota_exceeded tool error with the reset time, and surv
   assert.match(shown, /memory: [45] of 100/);
 });
 
-test('--max-polls: one poll more than the cap is a too_many_polls tool error; the cap frees when a poll ends', async () => {
+test('--max-polls: one poll more than the cap is a too_many_polls tool error that spends no quota; the cap frees when a poll ends', async () => {
   const kafka = testKafka();
   const stack = await startEventStack({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
@@ -115,7 +125,10 @@ test('--max-polls: one poll more than the cap is a too_many_polls tool error; th
   });
   try {
     // Before the key's first request, so the gateway's key cache reads the cap.
-    stack.gw.withStore((store) => store.setLimits(stack.gw.apiKeyId, { maxPolls: 1 }));
+    // The event quota is there to show a poll the cap refuses costs none of it.
+    stack.gw.withStore((store) =>
+      store.setLimits(stack.gw.apiKeyId, { maxPolls: 1, quotas: { event: 1000 } }),
+    );
     const topic = uniqueName('polls');
     await createTopic(kafka.plaintext, topic, 1);
     const first = await stack.mcp();
@@ -127,10 +140,16 @@ test('--max-polls: one poll more than the cap is a too_many_polls tool error; th
     });
     // Retried until the long poll above holds the only place; each try is itself a short poll.
     let text = '';
+    let admitted = 1;
     for (let tries = 0; tries < 50 && !text.startsWith('[too_many_polls]'); tries++) {
       text = (await callTool(second, 'event_consume', { topic, from: 'latest', timeout_ms: 200 })).text;
+      if (!text.startsWith('[too_many_polls]')) admitted += 1;
     }
     assert.match(text, /^\[too_many_polls\] Key key_\S+ already has 1 event_consume call waiting/);
+    for (let n = 0; n < 3; n++) {
+      const refused = await callTool(second, 'event_consume', { topic, from: 'latest', timeout_ms: 200 });
+      assert.match(refused.text, /^\[too_many_polls\]/);
+    }
     // A message ends the long poll, which frees the place.
     let settled = false;
     void holding.finally(() => {
@@ -149,6 +168,9 @@ test('--max-polls: one poll more than the cap is a too_many_polls tool error; th
     assert.ok(ended.data.count >= 1);
     const next = await callTool(second, 'event_consume', { topic, from: 'latest', timeout_ms: 200 });
     assert.equal(next.isError, false, next.text);
+    admitted += 1;
+    // Only the polls that ran counted: the four refused ones left the quota as it was.
+    assert.deepEqual(await quotaUsage(stack.gw.dataDir, stack.gw.apiKeyId), { event: admitted });
   } finally {
     await stack.close();
   }
