@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync, verify as verifySignature } from 'node:crypto';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { PUBLISH_MAX_MESSAGE_BYTES } from '../../shared/event/limits.ts';
 import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
 import { callTool } from '../support/event-stack.ts';
@@ -18,16 +18,11 @@ import {
   rawRecords,
   readAll,
   SECRET_1,
-  type SignedTopic,
 } from './support/provenance.ts';
 
-const { host, gateway, mcp, signedTopic } = provenanceStack();
-
-/** Two records signed with SECRET_1 by another host, for the HMAC and unsigned-mode tests. */
-let shared: SignedTopic;
-before(async () => {
-  shared = await signedTopic();
-});
+// stack.shared: two records signed with SECRET_1 by another host, for the HMAC and unsigned-mode tests.
+const stack = provenanceStack();
+const { host, gateway, mcp } = stack;
 
 /**
  * The recipe in docs/event.md for a consumer outside the gateway, written here from its
@@ -113,11 +108,11 @@ test('Ed25519: an outside consumer verifies with the public key from event_capab
 });
 
 test('HMAC: an outside consumer holding the secret recomputes the signature', async () => {
-  const [raw] = (await rawRecords(shared.topic, 2)).filter(
+  const [raw] = (await rawRecords(stack.shared.topic, 2)).filter(
     (r) => r.value?.toString() === '{"task":"invoice"}',
   );
   const expected = createHmac('sha256', SECRET_1)
-    .update(outsideCanonicalBytes(shared.topic, raw!))
+    .update(outsideCanonicalBytes(stack.shared.topic, raw!))
     .digest('base64url');
   assert.equal(String(raw!.headers['mcp-signature']), `v1.${expected}`);
 });
@@ -143,7 +138,7 @@ test('without a signing key records are stamped but unsigned, and capabilities s
   assert.equal(capabilities.data.details.provenance.signing, 'off');
   assert.match(capabilities.data.details.provenance.note, /EVENT_SIGNING_SECRET/);
   // Signed records from elsewhere name a key this gateway does not have.
-  const [signed] = await readAll(client, shared.topic, 2).then((all) =>
+  const [signed] = await readAll(client, stack.shared.topic, 2).then((all) =>
     all.filter((m) => m.value === '{"task":"invoice"}'),
   );
   assert.equal(signed!.provenance, 'invalid');

@@ -5,7 +5,7 @@
  * provenance-outside.test.ts.
  */
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { createTopic, uniqueName, withAdmin } from '../broker-worker/support/kafka.ts';
 import { callTool } from '../support/event-stack.ts';
 import {
@@ -18,23 +18,18 @@ import {
   readAll,
   SECRET_1,
   SECRET_2,
-  type SignedTopic,
 } from './support/provenance.ts';
 
-const { host, gateway, mcp, signedTopic } = provenanceStack();
-
-// The tests below run in order on this one topic: each later one counts the records the
+// The tests below run in order on stack.shared: each later one counts the records the
 // earlier ones wrote, and the restart test stops its gateway, so it comes last.
-let shared: SignedTopic;
-before(async () => {
-  shared = await signedTopic();
-});
+const stack = provenanceStack();
+const { mcp, host, gateway } = stack;
 
 let rotatedPublisher = '';
 
 test('two keys publish; each sees the other as the verified publisher, with caller headers only', async () => {
   // signedTopic published the two records: the orchestrator's task, then the worker's empty reply.
-  const { keys, topic, orchestrator, worker: workerClient, first, second } = shared;
+  const { keys, topic, orchestrator, worker: workerClient, first, second } = stack.shared;
   assert.equal(first.publisher, keys.orchestrator!.id);
   assert.match(first.signing_key_id ?? '', /^hs256-/);
   assert.equal(second.publisher, keys.worker!.id);
@@ -79,17 +74,17 @@ test('two keys publish; each sees the other as the verified publisher, with call
 });
 
 test('a publish setting a reserved header is refused and writes nothing', async () => {
-  const client = await mcp(shared.gw, shared.keys.orchestrator!.key);
+  const client = await mcp(stack.shared.gw, stack.shared.keys.orchestrator!.key);
   for (const name of ['mcp-publisher', 'MCP-Signature', 'Mcp-anything']) {
     const refused = await callTool(client, 'event_publish', {
-      topic: shared.topic,
+      topic: stack.shared.topic,
       value: 'claims to be someone',
-      headers: { [name]: shared.keys.worker!.id, ok: '1' },
+      headers: { [name]: stack.shared.keys.worker!.id, ok: '1' },
     });
     assert.equal(refused.isError, true, name);
     assert.match(refused.text, new RegExp(`"${name}".*reserved`));
   }
-  const offsets = await withAdmin(kafka.plaintext, (admin) => admin.fetchTopicOffsets(shared.topic));
+  const offsets = await withAdmin(kafka.plaintext, (admin) => admin.fetchTopicOffsets(stack.shared.topic));
   assert.equal(
     offsets.reduce((sum, p) => sum + Number(p.high), 0),
     2,
@@ -101,10 +96,10 @@ test('records forged with kafkajs come back unsigned or invalid, never verified'
   const elsewhere = uniqueName('prov-elsewhere');
   await createTopic(kafka.plaintext, topic, 1);
   await createTopic(kafka.plaintext, elsewhere, 1);
-  const client = await mcp(shared.gw, shared.keys.worker!.key);
-  const victim = shared.keys.orchestrator!.id;
+  const client = await mcp(stack.shared.gw, stack.shared.keys.worker!.key);
+  const victim = stack.shared.keys.orchestrator!.id;
   // A genuine signed record to copy the stamp from.
-  const [genuine] = await rawRecords(shared.topic, 2).then((records) =>
+  const [genuine] = await rawRecords(stack.shared.topic, 2).then((records) =>
     records.filter((r) => r.value?.toString() === '{"task":"invoice"}'),
   );
   const stamp = Object.fromEntries(
@@ -123,7 +118,7 @@ test('records forged with kafkajs come back unsigned or invalid, never verified'
     { value: '{"task":"invoice"}', headers: { ...caller, 'x-attempt': '2', ...stamp } },
     {
       value: '{"task":"invoice"}',
-      headers: { ...caller, ...stamp, 'mcp-publisher': shared.keys.worker!.id },
+      headers: { ...caller, ...stamp, 'mcp-publisher': stack.shared.keys.worker!.id },
     },
     { value: '{"task":"invoice"}', headers: { ...caller, ...stamp, 'mcp-key-id': 'hs256-madeupkeyid' } },
     { value: '{"task":"invoice"}', headers: { ...caller, ...stamp, 'mcp-signature': 'v1.AAAA' } },
@@ -164,14 +159,14 @@ test('rotation: old records verify by key id on another host; retiring the old k
     EVENT_VERIFY_SECRETS: SECRET_1,
   });
   const reader = await mcp(rotated, rotatedHost.keys.reader!.key);
-  const fresh = await publish(reader, { topic: shared.topic, value: 'after rotation' });
+  const fresh = await publish(reader, { topic: stack.shared.topic, value: 'after rotation' });
   rotatedPublisher = rotatedHost.keys.reader!.id;
   assert.match(fresh.signing_key_id ?? '', /^hs256-/);
 
-  const messages = await readAll(reader, shared.topic, 3);
+  const messages = await readAll(reader, stack.shared.topic, 3);
   const byValue = new Map(messages.map((m) => [m.value, m]));
   assert.equal(byValue.get('{"task":"invoice"}')!.provenance, 'verified');
-  assert.equal(byValue.get('{"task":"invoice"}')!.publisher, shared.keys.orchestrator!.id);
+  assert.equal(byValue.get('{"task":"invoice"}')!.publisher, stack.shared.keys.orchestrator!.id);
   assert.equal(byValue.get('after rotation')!.provenance, 'verified');
   assert.equal(byValue.get('after rotation')!.publisher, rotatedHost.keys.reader!.id);
 
@@ -183,32 +178,32 @@ test('rotation: old records verify by key id on another host; retiring the old k
   assert.doesNotMatch(capabilities.text, new RegExp(`${SECRET_1}|${SECRET_2}`));
 
   // The first host has not been given the new key yet: the new record names a key it does not know.
-  const oldHostReader = await mcp(shared.gw, shared.keys.worker!.key);
-  const seenByOld = new Map((await readAll(oldHostReader, shared.topic, 3)).map((m) => [m.value, m]));
+  const oldHostReader = await mcp(stack.shared.gw, stack.shared.keys.worker!.key);
+  const seenByOld = new Map((await readAll(oldHostReader, stack.shared.topic, 3)).map((m) => [m.value, m]));
   assert.equal(seenByOld.get('after rotation')!.provenance, 'invalid');
   assert.match(seenByOld.get('after rotation')!.provenance_error!, /does not know/);
 
   const retiredHost = await host('late');
   const retired = await gateway(retiredHost.dataDir, { EVENT_SIGNING_SECRET: SECRET_2 });
   const late = await mcp(retired, retiredHost.keys.late!.key);
-  const seenRetired = new Map((await readAll(late, shared.topic, 3)).map((m) => [m.value, m]));
+  const seenRetired = new Map((await readAll(late, stack.shared.topic, 3)).map((m) => [m.value, m]));
   assert.equal(seenRetired.get('{"task":"invoice"}')!.provenance, 'invalid');
   assert.equal(seenRetired.get('after rotation')!.provenance, 'verified');
 });
 
 test('a restarted gateway process with the same secret verifies records written before the restart', async () => {
-  assert.equal(await shared.gw.stop(), 0);
-  const restarted = await gateway(shared.dataDir, {
+  assert.equal(await stack.shared.gw.stop(), 0);
+  const restarted = await gateway(stack.shared.dataDir, {
     EVENT_SIGNING_SECRET: SECRET_1,
     EVENT_VERIFY_SECRETS: SECRET_2,
   });
-  const client = await mcp(restarted, shared.keys.worker!.key);
-  const messages = await readAll(client, shared.topic, 3);
+  const client = await mcp(restarted, stack.shared.keys.worker!.key);
+  const messages = await readAll(client, stack.shared.topic, 3);
   assert.deepEqual(
     messages.map((m) => `${m.provenance} ${m.publisher}`).sort(),
     [
-      `verified ${shared.keys.orchestrator!.id}`,
-      `verified ${shared.keys.worker!.id}`,
+      `verified ${stack.shared.keys.orchestrator!.id}`,
+      `verified ${stack.shared.keys.worker!.id}`,
       `verified ${rotatedPublisher}`,
     ].sort(),
   );

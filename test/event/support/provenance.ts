@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
+import { after, before } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Kafka, logLevel } from 'kafkajs';
@@ -177,5 +177,20 @@ export function provenanceStack() {
     return { ...h, topic, gw, orchestrator, worker: workerClient, first, second };
   }
 
-  return { host, gateway, mcp, signedTopic };
+  // Built once per file: tests that only read signed records need no gateway of their own.
+  let shared: SignedTopic | undefined;
+  before(async () => {
+    shared = await signedTopic();
+  });
+
+  return {
+    host,
+    gateway,
+    mcp,
+    /** The file's signed topic, built in a before hook. */
+    get shared(): SignedTopic {
+      if (!shared) throw new Error('the signed topic is built in a before hook; read it inside a test');
+      return shared;
+    },
+  };
 }
