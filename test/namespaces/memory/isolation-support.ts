@@ -1,9 +1,13 @@
 /**
  * What the cross-key memory tests share: tools/call over plain HTTP JSON-RPC (so a refused
- * key's HTTP status is seen, not hidden by a client library), and keys minted in whichever
- * state store the gateway reads (SQLite in DATA_DIR, or Postgres with DATABASE_URL).
+ * key's HTTP status is seen, not hidden by a client library), keys minted in the state store
+ * the gateway reads, and a DATA_DIR for the file.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import type { StateStore } from '../../../gateway/accounts/model.ts';
 import { FULL_SCOPES } from '../../../gateway/core/scopes.ts';
 
@@ -64,4 +68,21 @@ export function memoryCalls(gatewayUrl: () => string): MemoryCalls {
 export async function mint(state: StateStore, label: string): Promise<{ id: string; key: string }> {
   const ownerId = (await state.operatorAccount()).id;
   return state.createKey({ label, ownerId, scopes: FULL_SCOPES, expiresAt: null });
+}
+
+/**
+ * A temporary DATA_DIR for the file's gateway (SQLite). These files run no gateway on
+ * PGlite: under concurrent load its socket server mixes the statements of parallel
+ * connections ("bind message supplies 2 parameters"), which failed calls at random as
+ * STORE_UNAVAILABLE. The Postgres store's side of the same promises is in the store suite.
+ */
+export function sqliteDataDir(prefix: string): () => { DATA_DIR: string } {
+  let dataDir = '';
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), prefix));
+  });
+  after(async () => {
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+  return () => ({ DATA_DIR: dataDir });
 }

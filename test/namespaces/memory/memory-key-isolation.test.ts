@@ -1,6 +1,6 @@
 /**
- * Memory never crosses API keys, on both stores (SQLite in DATA_DIR; Postgres as PGlite over
- * the wire, with DATABASE_URL), through a real gateway over HTTP: not through the shared
+ * Memory never crosses API keys, through a real gateway over HTTP on SQLite (the Postgres
+ * store's cursors: store-suite-rows.ts): not through the shared
  * query-embedding cache, not through the numbers a cursor carries, and not after a key is
  * revoked. memory-tools.test.ts covers the tools' direct refusals; this file covers what
  * a key could learn around them.
@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import type { StateStore } from '../../../gateway/accounts/model.ts';
 import { openStateStore } from '../../../gateway/accounts/open.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -19,10 +18,9 @@ import {
   type EmbeddingsServer,
   startEmbeddingsServer,
 } from '../../support/openai-embeddings.ts';
-import { bothStateStores } from '../../support/state-stores.ts';
-import { type Json, memoryCalls, mint as mintKey } from './isolation-support.ts';
+import { type Json, memoryCalls, mint as mintKey, sqliteDataDir } from './isolation-support.ts';
 
-const stores = bothStateStores('mcp-memory-isolation-');
+const stores = { sqlite: sqliteDataDir('mcp-memory-isolation-') };
 
 for (const [kind, storeEnv] of Object.entries(stores)) {
   describe(`memory keys stay apart on ${kind}`, () => {
@@ -36,19 +34,6 @@ for (const [kind, storeEnv] of Object.entries(stores)) {
     /** The store's internal row ids of these memories, read from the store itself. */
     async function rowIds(publicIds: string[]): Promise<number[]> {
       const env = storeEnv();
-      if (env.DATABASE_URL) {
-        const client = new pg.Client({ connectionString: env.DATABASE_URL });
-        await client.connect();
-        try {
-          const found = await client.query(
-            'SELECT id FROM memories WHERE public_id::text = ANY($1::text[]) ORDER BY id',
-            [publicIds],
-          );
-          return found.rows.map((row: { id: string }) => Number(row.id));
-        } finally {
-          await client.end();
-        }
-      }
       const db = new Database(join(env.DATA_DIR, 'memory.sqlite'), { readonly: true });
       try {
         return (

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { contentHash, plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
+import { CursorError, contentHash, plainWrite } from '../../../gateway/namespaces/memory/store/common.ts';
 import {
   MemoryLimitError,
   type MemoryStore,
@@ -265,6 +265,42 @@ export function memoryRowCases(name: string, getStore: () => MemoryStore): void 
       seen,
       [0, 1, 2, 3, 4].map((i) => `${i} ${big}`),
     );
+  });
+
+  test(`${name}: cursors show no row numbers and open only for the key they were given to`, async () => {
+    const store = getStore();
+    const [a, b] = [freshKey(), freshKey()];
+    const texts = [0, 1, 2].map((i) => `cursor ${a} ${i}`);
+    await store.write(a, plainWrite(texts[0]!), MAX, t0);
+    // b's rows, numbered by the store between a's, would show as a gap in a's row numbers.
+    for (let i = 0; i < 7; i++) await store.write(b, plainWrite(`cursor ${b} ${i}`), MAX, t0);
+    for (const text of texts.slice(1)) await store.write(a, plainWrite(text), MAX, t0 + 1);
+    const rows = (await store.pendingEmbeddings(100_000, 0))
+      .filter((row) => texts.includes(row.content))
+      .map((row) => row.rowId);
+    assert.equal(rows.length, 3);
+    const pages = [
+      (cursor?: string) =>
+        store.list(a, {}, { limit: 1, order: 'oldest', ...(cursor ? { cursor } : {}) }, t0 + 2),
+      (cursor?: string) =>
+        store.list(a, {}, { limit: 1, order: 'newest', ...(cursor ? { cursor } : {}) }, t0 + 2),
+      (cursor?: string) =>
+        store.export(a, { limit: 1, maxBytes: 1 << 20, ...(cursor ? { cursor } : {}) }, t0 + 2),
+    ];
+    for (const page of pages) {
+      const first = await page();
+      const cursor = first.nextCursor!;
+      let shown: unknown = null;
+      try {
+        shown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+      } catch {}
+      for (const row of rows)
+        assert.ok(!(Array.isArray(shown) && shown.includes(row)), `cursor shows row ${row}`);
+      assert.equal((await page(cursor)).memories.length, 1);
+      await assert.rejects(store.list(b, {}, { limit: 1, order: 'oldest', cursor }, t0 + 2), CursorError);
+      await assert.rejects(store.list(b, {}, { limit: 1, order: 'newest', cursor }, t0 + 2), CursorError);
+      await assert.rejects(store.export(b, { limit: 1, maxBytes: 1 << 20, cursor }, t0 + 2), CursorError);
+    }
   });
 
   test(`${name}: stats count per namespace, pinned, pending and failed embeddings`, async () => {
