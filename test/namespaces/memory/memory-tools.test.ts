@@ -168,10 +168,13 @@ describe('memory namespace over MCP', () => {
     assert.ok(Date.parse(temp.expires_at) > Date.now());
     const past = await fails(alice, 'memory_update', { id: temp.id, expires_at: '2020-01-01T00:00:00Z' });
     assert.equal(past, 'expires_at must be in the future');
-    // Move the expiry to just ahead, then wait it out.
-    await ok(alice, 'memory_update', { id: temp.id, expires_at: new Date(Date.now() + 300).toISOString() });
-    // Elapsed time is the point: the memory's expiry must pass.
-    await elapse(400);
+    // Move the expiry to just ahead (far enough that a slow call still arrives before it),
+    // then wait it out: elapsed time is the point, the memory's expiry must pass.
+    const soon = await ok(alice, 'memory_update', {
+      id: temp.id,
+      expires_at: new Date(Date.now() + 2000).toISOString(),
+    });
+    await elapse(Math.max(0, Date.parse(soon.expires_at) - Date.now()) + 100);
     assert.equal(await fails(alice, 'memory_get', { id: temp.id }), 'memory not found');
     assert.equal(
       (await ok(alice, 'memory_search', { query: 'parking spot B7', mode: 'keyword' })).hits.length,
