@@ -11,7 +11,7 @@ import { type CallNote, emptyNote, handleMcpPost, type McpPost, refusalResponse 
 import { checkMediaTypes } from './mcp/media-types.ts';
 import type { CompiledNamespace } from './mcp/namespace.ts';
 import { bodyText } from './mcp/unicode.ts';
-import { outcomeOfStatus, type RequestObserver } from './ops/observer.ts';
+import { outcomeOfStatus, type RequestObserver, STORE_UNAVAILABLE } from './ops/observer.ts';
 import { endRequestSpan, startRequestSpan, withActiveSpan } from './ops/tracing.ts';
 import { createOriginPolicy } from './origin-policy.ts';
 
@@ -259,7 +259,11 @@ async function serveMcp(
   // Every authenticated MCP request counts, before anything of it is read or run.
   if (router.rateGate) {
     const limited = await router.rateGate.check(auth.apiKeyId, auth.limits, namespace.definition.name);
-    if (limited) return limited;
+    if (limited) {
+      // deny's 503 while Redis is away refuses the key's request like a 429 does: the trail records it.
+      if (note && limited.status === 503) note.errorCode = STORE_UNAVAILABLE;
+      return limited;
+    }
   }
 
   const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes, limits: auth.limits };

@@ -6,7 +6,7 @@
  * bytes lines are dropped and counted instead of growing memory without end.
  */
 import { pino } from 'pino';
-import type { RequestRecord } from './observer.ts';
+import { type RequestRecord, STORE_UNAVAILABLE } from './observer.ts';
 
 export type AuditTarget = { kind: 'stdout' } | { kind: 'file'; path: string };
 
@@ -22,7 +22,11 @@ export function parseAuditTarget(raw: string | undefined): AuditTarget | null {
 
 /** Which requests the trail records: every tool call, and anything refused. */
 export function isAudited(record: RequestRecord): boolean {
-  return record.method === 'tools/call' || (record.outcome !== 'ok' && record.outcome !== 'error');
+  return (
+    record.method === 'tools/call' ||
+    (record.outcome !== 'ok' && record.outcome !== 'error') ||
+    record.errorCode === STORE_UNAVAILABLE
+  );
 }
 
 /** One line, built field by field, so nothing the record does not name can slip in. */

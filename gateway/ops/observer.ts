@@ -36,6 +36,9 @@ export interface RequestObserver {
   refused(record: RequestRecord, reason: string): void;
 }
 
+/** The error code of a request RATE_LIMIT_ON_STORE_ERROR=deny refused while Redis was away. */
+export const STORE_UNAVAILABLE = 'rate_limit_store_unavailable';
+
 /** Outcome from the HTTP status when the call itself said nothing more specific. */
 export function outcomeOfStatus(status: number): Outcome {
   if (status === 429) return 'rate_limited';
