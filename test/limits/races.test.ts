@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startValkey, type ValkeyServer } from '../../dev/valkey/valkey.ts';
 import type { KeyLimits } from '../../gateway/core/key-limits.ts';
+import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { utcDay } from '../../gateway/limits/quotas.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
 import { elapse, freePort, mintKey, openKeyStore, waitFor } from '../support/harness.ts';
@@ -67,6 +68,10 @@ function race(urls: string[], key: string, count: number, method = 'tools/list',
 
 function mint(limits: KeyLimits): { key: string; id: string } {
   return mintKey(dataDir, 'races', null, { limits });
+}
+
+function mintKeyWith(limits: KeyLimits, readOnly: boolean): { key: string; id: string } {
+  return mintKey(dataDir, 'races', null, { limits, scopes: { ...FULL_SCOPES, readOnly } });
 }
 
 async function usage(keyId: string): Promise<Record<string, number>> {
@@ -148,6 +153,22 @@ for (const [name, start] of setups) {
       const refused = answers.filter((answer) => answer.text.includes('[quota_exceeded]'));
       assert.equal(refused.length, 30);
       assert.deepEqual(await usage(id), { event: 10 });
+    });
+
+    test('calls refused before their tool runs (forbidden, malformed, unknown) spend no quota', async () => {
+      const readOnly = mintKeyWith({ quotas: { event: 5 } }, true);
+      const create = { name: 'event_create_topic', arguments: { topic: `t-${randomUUID()}` } };
+      for (const answer of await race(urls, readOnly.key, 4, 'tools/call', create))
+        assert.match(answer.text, /lacks the scope read-write/);
+      assert.deepEqual(await usage(readOnly.id), {});
+
+      const { key, id } = mint({ quotas: { event: 5 } });
+      await race(urls, key, 3, 'tools/call', { name: 'event_publish', arguments: { value: 1 } });
+      await race(urls, key, 3, 'tools/call', { name: 'no_such_tool', arguments: {} });
+      assert.deepEqual(await usage(id), {});
+      // The counter itself works: one call that reaches its tool counts once.
+      await send(urls[0]!, key, 'tools/call', { name: 'event_topics', arguments: {} });
+      assert.deepEqual(await usage(id), { event: 1 });
     });
   });
 }
