@@ -132,6 +132,17 @@ for (const [name, start] of setups) {
         assert.ok(checkRefusal(refused, 20, 1200) <= 60);
     });
 
+    test('a budget big enough to be leased: a flood in waves never admits more than the bucket held', async () => {
+      // 1,280 is ten requests a lease per process (five per thread); 1/min refills at most one meanwhile.
+      const { key } = mint({ rate: { count: 1, per: 'min' }, burst: 1280 });
+      let ok = 0;
+      for (let wave = 0; wave < 27; wave++)
+        ok += (await race(urls, key, 50)).filter((answer) => answer.status === 200).length;
+      assert.ok(ok <= 1281, `admitted ${ok} of a bucket of 1,280`);
+      // Leases only move when a request counts: the processes may hold back what they leased, no more.
+      assert.ok(ok >= 1280 - 2 * 15, `admitted only ${ok} of a bucket of 1,280`);
+    });
+
     test('a flood of refusals spends nothing: the request after Retry-After is admitted', async () => {
       const { key } = mint({ rate: { count: 1, per: 's' }, burst: 2 });
       const spent = await race(urls, key, 2);
