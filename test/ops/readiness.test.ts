@@ -5,47 +5,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startValkey } from '../../dev/valkey/valkey.ts';
-import { createLogger } from '../../gateway/logger.ts';
-import { startOpsListener } from '../../gateway/ops/ops-server.ts';
-import { clientFor, startWorker } from '../broker-worker/support/worker-process.ts';
-import { startTestGateway } from '../support/gateway.ts';
 import { freePort, waitFor } from '../support/harness.ts';
 import { startTestPostgres } from '../support/postgres.ts';
-
-interface Readiness {
-  ready: boolean;
-  draining: boolean;
-  checks: Record<string, { ok: boolean; error?: string }>;
-}
-
-async function readyz(url: string): Promise<{ status: number; body: Readiness }> {
-  const response = await fetch(`${url}/readyz`);
-  return { status: response.status, body: (await response.json()) as Readiness };
-}
+import { startReadinessStack } from './support/readiness-stack.ts';
 
 test('readiness fails when the Postgres state store goes away, and while draining', async () => {
   const postgres = await startTestPostgres();
-  // A worker with no broker settings still answers status: the link is what is checked.
-  const worker = await startWorker({});
-  const broker = clientFor(worker.address);
-  const gw = await startTestGateway({ broker, env: { DATABASE_URL: postgres.url } });
-  const ops = await startOpsListener(
-    '127.0.0.1',
-    0,
-    {
-      metrics: () => Promise.resolve({ contentType: 'text/plain', text: '' }),
-      readiness: () => gw.gateway.readiness(),
-    },
-    createLogger('silent'),
-  );
-  const url = `http://127.0.0.1:${ops.port}`;
+  const stack = await startReadinessStack({ DATABASE_URL: postgres.url });
   let postgresOpen = true;
   try {
-    await waitFor(async () => (await readyz(url)).status === 200, {
-      what: 'the worker link',
-      timeoutMs: 30_000,
-    });
-    const ready = await readyz(url);
+    await stack.untilReady('the worker link');
+    const ready = await stack.readyz();
     assert.deepEqual(ready.body, {
       ready: true,
       draining: false,
@@ -54,11 +24,11 @@ test('readiness fails when the Postgres state store goes away, and while drainin
 
     await postgres.close();
     postgresOpen = false;
-    await waitFor(async () => (await readyz(url)).status === 503, {
+    await waitFor(async () => (await stack.readyz()).status === 503, {
       what: 'the state store check to fail',
       timeoutMs: 30_000,
     });
-    const failed = await readyz(url);
+    const failed = await stack.readyz();
     assert.equal(failed.body.ready, false);
     assert.equal(failed.body.checks.state_store?.ok, false);
     assert.equal(typeof failed.body.checks.state_store?.error, 'string');
@@ -67,35 +37,17 @@ test('readiness fails when the Postgres state store goes away, and while drainin
     assert.equal(failed.body.checks.namespace_memory?.ok, false);
     assert.ok(!JSON.stringify(failed.body).includes(postgres.url), 'the database URL is not echoed');
   } finally {
-    await ops.close();
-    await gw.close().catch(() => {});
-    await broker.close();
-    await worker.stop();
+    await stack.close();
     if (postgresOpen) await postgres.close();
   }
 });
 
 test('a draining gateway is not ready, with the same JSON naming every check', async () => {
-  const worker = await startWorker({});
-  const broker = clientFor(worker.address);
-  const gw = await startTestGateway({ broker });
-  const ops = await startOpsListener(
-    '127.0.0.1',
-    0,
-    {
-      metrics: () => Promise.resolve({ contentType: 'text/plain', text: '' }),
-      readiness: () => gw.gateway.readiness(),
-    },
-    createLogger('silent'),
-  );
-  const url = `http://127.0.0.1:${ops.port}`;
+  const stack = await startReadinessStack();
   try {
-    await waitFor(async () => (await readyz(url)).status === 200, {
-      what: 'the worker link',
-      timeoutMs: 30_000,
-    });
-    assert.equal(await gw.gateway.drain(5_000), true);
-    const draining = await readyz(url);
+    await stack.untilReady('the worker link');
+    assert.equal(await stack.gw.gateway.drain(5_000), true);
+    const draining = await stack.readyz();
     assert.equal(draining.status, 503);
     assert.deepEqual(draining.body, {
       ready: false,
@@ -103,56 +55,32 @@ test('a draining gateway is not ready, with the same JSON naming every check', a
       checks: { state_store: { ok: true }, broker_worker: { ok: true }, namespace_memory: { ok: true } },
     });
   } finally {
-    await ops.close();
-    await gw.close();
-    await broker.close();
-    await worker.stop();
+    await stack.close();
   }
 });
 
 test('with RATE_LIMIT_REDIS_URL, readiness names Redis and follows it going away and coming back', async () => {
   const port = await freePort();
   let valkey = await startValkey(port);
-  const worker = await startWorker({});
-  const broker = clientFor(worker.address);
-  const gw = await startTestGateway({ broker, env: { RATE_LIMIT_REDIS_URL: valkey.url } });
-  const ops = await startOpsListener(
-    '127.0.0.1',
-    0,
-    {
-      metrics: () => Promise.resolve({ contentType: 'text/plain', text: '' }),
-      readiness: () => gw.gateway.readiness(),
-    },
-    createLogger('silent'),
-  );
-  const url = `http://127.0.0.1:${ops.port}`;
+  const stack = await startReadinessStack({ RATE_LIMIT_REDIS_URL: valkey.url });
   try {
-    await waitFor(async () => (await readyz(url)).status === 200, {
-      what: 'every check to pass',
-      timeoutMs: 30_000,
-    });
-    assert.deepEqual(Object.keys((await readyz(url)).body.checks).sort(), [
+    await stack.untilReady('every check to pass');
+    assert.deepEqual(Object.keys((await stack.readyz()).body.checks).sort(), [
       'broker_worker',
       'namespace_memory',
       'redis',
       'state_store',
     ]);
     await valkey.stop();
-    await waitFor(async () => (await readyz(url)).body.checks.redis?.ok === false, {
+    await waitFor(async () => (await stack.readyz()).body.checks.redis?.ok === false, {
       what: 'the Redis check to fail',
       timeoutMs: 30_000,
     });
-    assert.equal((await readyz(url)).status, 503);
+    assert.equal((await stack.readyz()).status, 503);
     valkey = await startValkey(port);
-    await waitFor(async () => (await readyz(url)).status === 200, {
-      what: 'Redis to be seen again',
-      timeoutMs: 30_000,
-    });
+    await stack.untilReady('Redis to be seen again');
   } finally {
-    await ops.close();
-    await gw.close();
-    await broker.close();
-    await worker.stop();
+    await stack.close();
     await valkey.stop();
   }
 });
