@@ -1,7 +1,7 @@
 /**
  * The event namespace under load, each figure next to what a user would otherwise run:
- * publishes against kafkajs sends, warm group polls against a consumer built per call,
- * and the worker's memory with many groups.
+ * publishes against kafkajs sends, and warm group polls against a consumer built per call
+ * (the worker's memory with many groups is in event-scale.ts).
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import autocannon from 'autocannon';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
 import { BrokerWorkerClient } from '../gateway/broker-client/index.ts';
-import { type BenchChild, rssMb, startChild } from './child.ts';
+import { type BenchChild, startChild } from './child.ts';
 import { callTool, toolsCallBody } from './mcp-call.ts';
 import { closedLoop, summarize } from './stats.ts';
 
@@ -347,73 +347,4 @@ export async function benchConsume(
     commitFloorP50Ms: floor.p50Ms,
     commitFloorP99Ms: floor.p99Ms,
   };
-}
-
-export interface ScaleResults {
-  gatewayIdleMb: number;
-  workerIdleMb: number;
-  groups: number;
-  workerAfterGroupsMb: number;
-  liveConsumersAfterGroups: number;
-  liveConsumersAfterIdle: number;
-  workerAfterIdleMb: number;
-}
-
-export async function benchScale(
-  bootstrap: string,
-  groups: number,
-  idleMs: number,
-  log: (line: string) => void,
-): Promise<ScaleResults> {
-  const stack = await startStack(bootstrap, {
-    BROKER_MAX_CONSUMERS: String(groups + 10),
-    BROKER_CONSUMER_IDLE_MS: String(idleMs),
-  });
-  try {
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    const gatewayIdleMb = await rssMb(stack.gateway.process.pid!);
-    const workerPid = Number(stack.worker.info.workerPid);
-    const workerIdleMb = await rssMb(workerPid);
-    const topic = `bench-scale-${Date.now().toString(36)}`;
-    await createTopic(bootstrap, topic, 1);
-    await callTool(stack.url, stack.key, 'event_publish', { topic, value: 'hello' });
-    log(`scale: ${groups} groups poll once each`);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (next < groups) {
-          const group = `bench-scale-g${next++}`;
-          await callTool(stack.url, stack.key, 'event_consume', { topic, group, max: 1, timeout_ms: 3000 });
-        }
-      }),
-    );
-    const workerAfterGroupsMb = await rssMb(workerPid);
-    const liveConsumersAfterGroups = await liveConsumers(stack);
-    log(`scale: waiting ${idleMs} ms for idle consumers to leave`);
-    await new Promise((resolve) => setTimeout(resolve, idleMs + 15_000));
-    const liveConsumersAfterIdle = await liveConsumers(stack);
-    const workerAfterIdleMb = await rssMb(workerPid);
-    return {
-      gatewayIdleMb,
-      workerIdleMb,
-      groups,
-      workerAfterGroupsMb,
-      liveConsumersAfterGroups,
-      liveConsumersAfterIdle,
-      workerAfterIdleMb,
-    };
-  } finally {
-    await stack.stop();
-  }
-}
-
-/** The worker's own count, asked over IPC as the gateway would. */
-async function liveConsumers(stack: Stack): Promise<number> {
-  const client = BrokerWorkerClient.fromEnv({ BROKER_WORKERS: `unix:${stack.socket}` });
-  try {
-    const status = await client.call('status', {}, { timeoutMs: 5000 });
-    return status.liveConsumers;
-  } finally {
-    await client.close();
-  }
 }
