@@ -2,7 +2,9 @@
  * The test Postgres engine under several connections at once: extended queries of different
  * shapes, and transactions, from a pool of eight connections through the product's `pg`
  * driver. With pglite-socket's own queue the messages of two queries interleaved and calls
- * failed ("bind message supplies 2 parameters, but prepared statement requires 6").
+ * failed ("bind message supplies 2 parameters, but prepared statement requires 6"): the
+ * first test failed in 2 of 3 runs on that queue, and in 1 of 1 with 300 KB values (kept
+ * at 100 KB for the suite's time).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -33,9 +35,9 @@ test('queries of different shapes and sizes from eight connections each get thei
       // Large enough that its Bind reaches the engine in several reads of the socket.
       const { rows } = await pool.query(
         'SELECT $1::int + length($2::text) + $3::int + $4::int + $5::int + $6::int AS sum',
-        [i, 'x'.repeat(300_000), 1, 1, 1, 1],
+        [i, 'x'.repeat(100_000), 1, 1, 1, 1],
       );
-      return rows[0].sum === i + 300_004;
+      return rows[0].sum === i + 100_004;
     }),
   );
   assert.equal(answers.filter(Boolean).length, 400);
