@@ -118,12 +118,14 @@ test('skills_download never hands over a symbolic link or an unsafe file name as
 });
 
 test('skills_get warns about symbolic links and unsafe file names', async () => {
-  const out = structured<{ warnings: Array<{ code: string; examples: string[] }> }>(
+  const out = structured<{ warnings: Array<{ code: string; message: string; examples: string[] }> }>(
     await client.callTool({ name: 'skills_get', arguments: { source: SOURCE } }),
   );
   const byCode = new Map(out.warnings.map((warning) => [warning.code, warning.examples]));
   assert.deepEqual(byCode.get('SYMLINKS'), ['references/creds.md']);
   assert.deepEqual(byCode.get('UNSAFE_PATHS')?.sort(), [...UNSAFE].sort());
+  const unsafe = out.warnings.find((warning) => warning.code === 'UNSAFE_PATHS');
+  assert.match(unsafe?.message ?? '', /trailing dot or space, or a Windows device name/);
 });
 
 test('skills_read_file does not return a symbolic link’s target as its content', async () => {

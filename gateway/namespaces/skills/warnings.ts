@@ -161,7 +161,7 @@ export function safetyWarnings(
   warn(
     'UNSAFE_PATHS',
     unsafe,
-    `${unsafe.length} file name(s) contain "..", "\\", ":" or control characters, which would place them outside the folder on some systems; they are not delivered.`,
+    `${unsafe.length} file name(s) contain "..", "\\", ":", control characters, a trailing dot or space, or a Windows device name, which would place them outside the folder or on a device on some systems; they are not delivered.`,
   );
   warn(
     'ALLOWED_TOOLS',
