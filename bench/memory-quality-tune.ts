@@ -51,7 +51,7 @@ export const THRESHOLDS = [1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
 /**
  * The vector share. Only 1 is searched: the keyword arm then orders nothing by itself; it
  * breaks exact ties, rescues what the vector arm calls noise (see hideBelow) and ranks
- * memories not embedded yet. Measured on both sets (docs/decisions/0301): every smaller
+ * memories not embedded yet. Measured on both sets (docs/decisions/0301-memory-default-never-under-vector.md): every smaller
  * share that the tuning halves preferred (0.95 best) lost hit@1 to `mode: "vector"` on a
  * held-out half, because the sets' questions share no content word with their answers
  * (conversations) or share only everyday ones (chats). MEMORY_QUALITY_WEIGHTS=0.3,…,1
@@ -182,7 +182,7 @@ export function tune(
       [bestJ, weakBelow] = [value, settings.weakBelow];
   }
   // No noise floor: every floor the tuning halves allowed (0.03 the highest) cost a held-out
-  // half hit@5 against plain cosine (docs/decisions/0301). Weak hits stay in the answer,
+  // half hit@5 against plain cosine (docs/decisions/0301-memory-default-never-under-vector.md). Weak hits stay in the answer,
   // flagged weak, and the note says the answer may not be stored.
   const hideBelow = 0;
   const settings = at(newerWithinNow, weakBelow, hideBelow);

@@ -98,3 +98,44 @@ test('a question about the present lets the newer statement lead from further be
     ['old', 'current'],
   );
 });
+
+/** Hybrid ranking as the minilm default does it: the vector share is 1, keywords break ties. */
+function hybrid(candidates: Candidate[], stems: string[], over: Partial<RankSettings> = {}) {
+  const found = { candidates, total: candidates.length, documentFrequency: {} };
+  return rankCandidates(
+    found,
+    { stems, mode: 'hybrid', limit: 10, includeWeak: false },
+    { ...settings(0), ...over },
+    NOW,
+  );
+}
+
+function worded(id: string, content: string, cosine: number): Candidate {
+  const c = candidate(id, cosine, 1);
+  return { ...c, memory: { ...c.memory, content } };
+}
+
+test('hybrid hides no candidate that its vector arm would show', () => {
+  // Meaning clears the noise floor, words do not: the blend (0.7 · 0.2 = 0.14) would fall
+  // under it, the vector arm alone (0.2) does not.
+  const plain = worded('plain', 'We moved the standup to half past ten', 0.2);
+  const split = { vectorWeight: 0.7, hideBelow: 0.15 };
+  const shown = hybrid([plain], ['meet'], split);
+  assert.deepEqual(
+    shown.hits.map((hit) => hit.memory.id),
+    ['plain'],
+  );
+  assert.equal(shown.hidden, 0);
+  // Under the floor by both arms it is noise, and only include_weak shows it.
+  const noise = hybrid([worded('noise', 'Bought new running shoes', 0.1)], ['meet'], split);
+  assert.deepEqual(noise.hits, []);
+  assert.equal(noise.hidden, 1);
+});
+
+test('with the vector share at 1, the query words decide only between equal meanings', () => {
+  const words = worded('words', 'My locker code is 4471', 0.5);
+  const other = worded('other', 'The gym opens at six', 0.5);
+  const closer = worded('closer', 'Opening hours of the gym changed', 0.51);
+  const ids = hybrid([other, words, closer], ['locker', 'code']).hits.map((hit) => hit.memory.id);
+  assert.deepEqual(ids, ['closer', 'words', 'other']);
+});
