@@ -1,3 +1,4 @@
+import { eventOrder } from './store/common.ts';
 import { textStems } from './store/text.ts';
 import type { Candidate, MemoryRecord, SearchCandidates } from './store/types.ts';
 
@@ -164,7 +165,7 @@ export function rankCandidates(
       source: inVector && inKeyword ? 'both' : inKeyword ? 'keyword' : 'vector',
       weak: parts.relevance < settings.weakBelow,
     };
-    const age = Math.max(0, now - candidate.memory.createdAt) / DAY_MS;
+    const age = Math.max(0, now - candidate.memory.occurredAt) / DAY_MS;
     const boost = request.recency
       ? Math.min(request.recency.weight, MAX_RECENCY_WEIGHT) * 0.5 ** (age / request.recency.halfLifeDays)
       : 0;
@@ -174,12 +175,10 @@ export function rankCandidates(
   const allowed = scored.filter(
     ({ hit }) => minScore === undefined || hit.keyword > 0 || (hit.cosine ?? 0) >= minScore,
   );
-  // Strong before weak whatever the boost; then the fused order; then the newer memory.
+  // Strong before weak whatever the boost; then the fused order; then the newer memory (event time).
   allowed.sort(
     (a, b) =>
-      Number(a.hit.weak) - Number(b.hit.weak) ||
-      b.order - a.order ||
-      b.hit.memory.createdAt - a.hit.memory.createdAt,
+      Number(a.hit.weak) - Number(b.hit.weak) || b.order - a.order || eventOrder(b.hit.memory, a.hit.memory),
   );
   const within = request.asksNow
     ? Math.max(settings.newerWithin, settings.newerWithinNow)
@@ -213,7 +212,7 @@ function newestAmongEquals(sorted: { hit: RankedHit; order: number }[], within: 
     for (let j = i + 1; j < sorted.length; j++) {
       const other = sorted[j]!;
       if (other.hit.weak !== lead.hit.weak || lead.order - other.order > within) break;
-      if (other.hit.memory.createdAt > sorted[pick]!.hit.memory.createdAt) pick = j;
+      if (eventOrder(other.hit.memory, sorted[pick]!.hit.memory) > 0) pick = j;
     }
     if (pick !== i) sorted.splice(i, 0, ...sorted.splice(pick, 1));
   }
