@@ -107,7 +107,7 @@ export async function importMemories(
     }
     if (!outcome.refused) return null;
     const at = lines[outcome.refused.index]!.line;
-    return `line ${at}: ${outcome.refused.error.message} (MEMORY_MAX_PER_KEY is ${ctx.settings.MEMORY_MAX_PER_KEY}); the import stopped here, lines from ${at} on were not imported`;
+    return `line ${at}: the key holds MEMORY_MAX_PER_KEY (${ctx.settings.MEMORY_MAX_PER_KEY}) memories and an import never evicts; the import stopped here, lines from ${at} on were not imported (raise MEMORY_MAX_PER_KEY or delete memories, then run it again)`;
   };
 
   try {
