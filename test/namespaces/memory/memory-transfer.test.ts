@@ -121,7 +121,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 }
 
 test('on a terminal the import redraws one progress line with its counts; in a pipe it prints plain lines', async () => {
-  const env: Env = { ...stores.sqlite(), MEMORY_EMBEDDINGS: 'none' };
+  const env: Env = { ...stores.sqlite(), MEMORY_EMBEDDINGS: 'none', MEMORY_MAX_PER_KEY: '5000' };
   const key = await newKey(env);
   const file = join(env.DATA_DIR, 'tty.jsonl');
   await writeLines(file, [

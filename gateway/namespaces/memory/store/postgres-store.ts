@@ -27,6 +27,7 @@ import type {
   WriteManyOutcome,
   WriteResult,
 } from './types.ts';
+import { BatchLookups } from './write-batch.ts';
 import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlanAsync } from './write-plan.ts';
 
 /**
@@ -110,8 +111,26 @@ export class PostgresMemoryStore implements MemoryStore {
     now: number,
   ): Promise<WriteManyOutcome> {
     return this.tx(apiKeyId, async (c) => {
-      const statements = new PgWriteStatements(c, apiKeyId, now);
-      const batch = newBatchState();
+      const direct = new PgWriteStatements(c, apiKeyId, now);
+      await direct.purgeExpired();
+      const batch = { ...newBatchState(), purged: true };
+      const { keys, hashes } = BatchLookups.wanted(inputs);
+      const found = await c.query(
+        `SELECT * FROM memories WHERE api_key_id = $1 AND (
+           (namespace, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+           OR (namespace, content_hash) IN (SELECT * FROM unnest($4::text[], $5::text[])))`,
+        [
+          apiKeyId,
+          keys.map((k) => k[0]),
+          keys.map((k) => k[1]),
+          hashes.map((h) => h[0]),
+          hashes.map((h) => h[1]),
+        ],
+      );
+      const statements = new BatchLookups(
+        inputs,
+        (found.rows as MemoryRow[]).map((row) => storedMemory(row)),
+      ).wrap(direct);
       const results: WriteResult[] = [];
       for (const [index, input] of inputs.entries()) {
         try {
