@@ -2,12 +2,17 @@
  * Event time (occurred_at) over MCP: a real gateway, the official SDK client, SQLite in a
  * temporary DATA_DIR and embeddings from a loopback OpenAI-compatible server. The store
  * suite checks the same rules on both stores; this checks the wire: validation, the field
- * in every answer, filters and list order.
+ * in every answer, filters and list order. And what `npm run memory -- import` leaves
+ * pending, the running gateway's indexer embeds (or the command itself, with --embed).
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SqliteMemoryStore } from '../../../gateway/namespaces/memory/store/sqlite-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { waitFor } from '../../support/harness.ts';
 import {
@@ -15,6 +20,7 @@ import {
   type EmbeddingsServer,
   startEmbeddingsServer,
 } from '../../support/openai-embeddings.ts';
+import { memoryCli, newKey, writeLines } from './transfer-support.ts';
 
 let gw: TestGateway;
 let embeddings: EmbeddingsServer;
@@ -129,5 +135,45 @@ describe('memory event time over MCP', () => {
       ['kickoff meeting held'],
     );
     assert.match(await fails('memory_list', { occurred_after: 'last week' }), /→ at occurred_after/);
+  });
+
+  test('an import leaves its memories pending; the running gateway embeds them, or the command does with --embed', async () => {
+    const file = join(gw.dataDir, 'import-embed.jsonl');
+    await writeLines(file, [
+      { content: 'the ferry to Cacilhas leaves every twenty minutes', occurred_at: '2025-02-01T08:00:00Z' },
+      { content: 'the tram 28 is crowded in the afternoon', tags: ['transit'] },
+    ]);
+    // The command alone embeds nothing (MEMORY_EMBEDDINGS=none here); the gateway does.
+    const imported = await memoryCli(['import', file, '--key', gw.apiKeyId], {
+      DATA_DIR: gw.dataDir,
+      MEMORY_EMBEDDINGS: 'none',
+    });
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.match(imported.stdout, /2 memories wait for their embedding/);
+    await waitFor(async () => (await ok('memory_stats')).pending_embeddings === 0, {
+      what: 'the gateway to embed the imported memories',
+    });
+    const found = await ok('memory_search', { query: 'ferry to Cacilhas', mode: 'vector' });
+    assert.equal(found.hits[0].content, 'the ferry to Cacilhas leaves every twenty minutes');
+    assert.equal(found.hits[0].occurred_at, '2025-02-01T08:00:00.000Z');
+
+    // No gateway on this store: --embed embeds in the command and waits.
+    const dir = await mkdtemp(join(tmpdir(), 'memory-import-embed-'));
+    try {
+      const env = { DATA_DIR: dir, ...contractEmbeddingsEnv(embeddings) };
+      const key = await newKey(env);
+      const embedded = await memoryCli(['import', file, '--key', key, '--embed'], env);
+      assert.equal(embedded.code, 0, embedded.stderr);
+      assert.match(embedded.stderr, /embedding \[#{24}\] 100% 2\/2/);
+      const store = new SqliteMemoryStore(join(dir, 'memory.sqlite'));
+      try {
+        const stats = await store.stats(key, Date.now());
+        assert.deepEqual([stats.count, stats.pendingEmbeddings, stats.failedEmbeddings], [2, 0, 0]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
