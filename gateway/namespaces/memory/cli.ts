@@ -9,7 +9,8 @@
  * working keyword-only meanwhile.
  */
 import { Command, CommanderError } from 'commander';
-import { loadGatewayConfig } from '../../config.ts';
+import { CliFailure } from '../../cli/program.ts';
+import { type GatewayConfig, loadGatewayConfig } from '../../config.ts';
 import { createLogger } from '../../logger.ts';
 import { Embedder, EmbedderUnavailable } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
@@ -17,12 +18,16 @@ import { miniLmDir } from './embeddings/minilm/files.ts';
 import { openMemoryStore, providerSettings } from './engine.ts';
 import { Progress } from './progress.ts';
 import { loadMemorySettings } from './settings.ts';
+import type { MemoryStore } from './store/types.ts';
+import { exportMemories, importMemories, type TransferContext } from './transfer.ts';
 
 const EXIT_CODES = `
 Exit codes:
   0  done
-  1  failed (the message says why; a failed reembed changed nothing)
-  2  usage error: unknown command or option, or MEMORY_EMBEDDINGS=none for reembed`;
+  1  failed or stopped (the message says why; a failed reembed changed nothing; an import
+     keeps every line it reported imported)
+  2  usage error: unknown command or option, or MEMORY_EMBEDDINGS=none for reembed
+  3  import done, but some lines were bad and skipped (each is named by its line number)`;
 
 const settings = loadMemorySettings(process.env);
 
@@ -65,6 +70,26 @@ program
     'drop every stored vector and embed all memories again with the configured model (search stays keyword-only meanwhile)',
   )
   .action(reembed);
+program
+  .command('import')
+  .description(
+    'write the memories of a JSONL file (one memory per line) into a key; a second run duplicates nothing',
+  )
+  .argument(
+    '<file>',
+    'the file: {"content": …, "tags", "metadata", "namespace", "key", "pinned", "occurred_at", "expires_at"} per line',
+  )
+  .requiredOption('--key <keyId>', 'the API key id the memories belong to, key_… (`npm run keys -- list`)')
+  .option('--strict', 'stop at the first bad line (lines before it stay imported)')
+  .option('--embed', 'embed the imported memories here and wait, instead of leaving them to the gateways')
+  .action(importCommand);
+program
+  .command('export')
+  .description("write a key's memories as JSONL, the format import reads, oldest first")
+  .requiredOption('--key <keyId>', 'the API key id, key_… (`npm run keys -- list`)')
+  .option('--out <file>', 'write to this file (default: standard output)')
+  .option('--namespace <namespace>', 'only this namespace')
+  .action(exportCommand);
 for (const command of [program, ...program.commands]) {
   command.showHelpAfterError().addHelpText('after', EXIT_CODES);
 }
@@ -72,9 +97,84 @@ for (const command of [program, ...program.commands]) {
 try {
   await program.parseAsync(process.argv.slice(2), { from: 'user' });
 } catch (error) {
+  // The key store could not be opened (withStore says where and why).
+  if (error instanceof CliFailure) {
+    console.error(error.message);
+    process.exitCode = 1;
+  }
   // Commander printed the message and the usage already; --help is not an error.
-  if (!(error instanceof CommanderError)) throw error;
-  process.exitCode = error.exitCode === 0 ? 0 : 2;
+  else if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
+  else throw error;
+}
+
+function transferContext(config: GatewayConfig): TransferContext {
+  return {
+    settings,
+    config,
+    openStore: () => openMemoryStore(config.DATA_DIR, config.DATABASE_URL),
+  };
+}
+
+async function importCommand(file: string, options: { key: string; strict?: boolean; embed?: boolean }) {
+  const config = loadGatewayConfig();
+  const imported = await importMemories(file, options, transferContext(config));
+  if (!imported) return;
+  const { store, pending } = imported;
+  try {
+    if (pending === 0) return;
+    if (!options.embed || settings.MEMORY_EMBEDDINGS === 'none') {
+      console.log(
+        `${pending} memories wait for their embedding: keyword search finds them now, and running gateways embed them in the background (within MEMORY_EMBED_RETRY_MS); --embed embeds them here`,
+      );
+      return;
+    }
+    const code = process.exitCode;
+    const embedder = newEmbedder();
+    try {
+      await embedPending(store, embedder, config, pending);
+    } finally {
+      await embedder.close();
+    }
+    // The import's own outcome (some lines skipped) stands unless the embedding failed.
+    if (process.exitCode === undefined || process.exitCode === 0) process.exitCode = code;
+  } finally {
+    await store.close();
+  }
+}
+
+async function exportCommand(options: { key: string; out?: string; namespace?: string }) {
+  await exportMemories(options, transferContext(loadGatewayConfig()));
+}
+
+function newEmbedder(): Embedder {
+  return new Embedder(providerSettings(settings), {
+    threads: settings.MEMORY_EMBED_THREADS,
+    queryTimeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
+    nice: settings.MEMORY_EMBED_NICE,
+  });
+}
+
+/** Embeds the store's pending rows in this process, with a progress line; the count is for the line only. */
+async function embedPending(
+  store: MemoryStore,
+  embedder: Embedder,
+  config: GatewayConfig,
+  count: number,
+): Promise<void> {
+  const progress = new Progress('embedding', count);
+  const indexer = new EmbeddingIndexer(store, embedder, createLogger(config.LOG_LEVEL), {
+    batchSize: 32,
+    retryMs: 60_000,
+    onStored: (rows) => progress.add(rows),
+  });
+  indexer.kick();
+  await indexer.idle();
+  await indexer.close();
+  progress.finish();
+  if (indexer.lastError) {
+    console.error(`stopped early: ${indexer.lastError}; running gateways will continue`);
+    process.exitCode = 1;
+  } else console.log('done');
 }
 
 async function reembed(): Promise<void> {
@@ -84,11 +184,7 @@ async function reembed(): Promise<void> {
     process.exit(2);
   }
   const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL);
-  const embedder = new Embedder(providerSettings(settings), {
-    threads: settings.MEMORY_EMBED_THREADS,
-    queryTimeoutMs: settings.MEMORY_EMBED_TIMEOUT_MS,
-    nice: settings.MEMORY_EMBED_NICE,
-  });
+  const embedder = newEmbedder();
   try {
     // Before any vector is dropped: the model must answer (an HTTP model without
     // EMBEDDINGS_DIMENSIONS also reveals its width here; minilm must be fetched).
@@ -105,19 +201,7 @@ async function reembed(): Promise<void> {
     console.log(
       `store now holds ${model.model} (${model.dimensions} dimensions); ${marked} memories to embed`,
     );
-    const progress = new Progress('embedding', marked);
-    const indexer = new EmbeddingIndexer(store, embedder, createLogger(config.LOG_LEVEL), {
-      batchSize: 32,
-      retryMs: 60_000,
-      onStored: (rows) => progress.add(rows),
-    });
-    indexer.kick();
-    await indexer.idle();
-    await indexer.close();
-    progress.finish();
-    if (indexer.lastError)
-      console.error(`stopped early: ${indexer.lastError}; running gateways will continue`);
-    else console.log('done');
+    await embedPending(store, embedder, config, marked);
   } finally {
     await embedder.close();
     await store.close();

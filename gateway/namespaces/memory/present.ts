@@ -25,6 +25,7 @@ export function presentMemory(memory: MemoryRecord, snippet = false) {
     pinned: memory.pinned,
     created_at: iso(memory.createdAt),
     updated_at: iso(memory.updatedAt),
+    occurred_at: iso(memory.occurredAt),
     expires_at: isoOrNull(memory.expiresAt),
     embedding_status: memory.embeddingStatus,
     superseded_by: memory.supersededBy,

@@ -1,5 +1,5 @@
 /**
- * A progress line for the memory commands (downloads, re-embedding). On a terminal it
+ * A progress line for the memory commands (downloads, re-embedding, import). On a terminal it
  * redraws one line in place; in a log or CI (no TTY) carriage returns would pile up into
  * one unreadable line, so it prints a plain line every tenth of the way instead. It writes
  * to stderr so a command's stdout stays its result.
@@ -9,6 +9,8 @@ export class Progress {
   private lastDraw = 0;
   private lastTenth = -1;
   private done = 0;
+  /** Counts shown after the rate (the import's created, updated, unchanged, bad). */
+  detail: (() => string) | null = null;
 
   constructor(
     private readonly label: string,
@@ -38,6 +40,19 @@ export class Progress {
     }
   }
 
+  /**
+   * A message of its own line (a bad import line). On a terminal it goes above the bar, which
+   * is drawn again under it; written over the bar, the two would garble each other.
+   */
+  note(message: string): void {
+    if (!this.out.isTTY) {
+      this.out.write(`${message}\n`);
+      return;
+    }
+    this.out.write(`\r\x1b[2K${message}\n${this.line()}`);
+    this.lastDraw = performance.now();
+  }
+
   /** Ends the line; later output starts on a fresh one. */
   finish(): void {
     if (this.out.isTTY) this.out.write(`\r\x1b[2K${this.line()}\n`);
@@ -56,6 +71,7 @@ export class Progress {
       return `${this.label} ${bar} ${percent} ${mb(this.done)}/${mb(this.total)} MB, ${mb(this.done / seconds)} MB/s`;
     }
     const rate = this.done / seconds;
-    return `${this.label} ${bar} ${percent} ${this.done}/${this.total}, ${rate.toFixed(rate < 10 ? 1 : 0)}/s`;
+    const detail = this.detail ? ` (${this.detail()})` : '';
+    return `${this.label} ${bar} ${percent} ${this.done}/${this.total}, ${rate.toFixed(rate < 10 ? 1 : 0)}/s${detail}`;
   }
 }

@@ -1,3 +1,4 @@
+import { eventOrder } from './store/common.ts';
 import { textStems } from './store/text.ts';
 import type { Candidate, MemoryRecord, SearchCandidates } from './store/types.ts';
 import { statesChange } from './updates.ts';
@@ -179,7 +180,7 @@ export function rankCandidates(
       source: inVector && inKeyword ? 'both' : inKeyword ? 'keyword' : 'vector',
       weak: parts.relevance < settings.weakBelow,
     };
-    const age = Math.max(0, now - candidate.memory.createdAt) / DAY_MS;
+    const age = Math.max(0, now - candidate.memory.occurredAt) / DAY_MS;
     const boost = request.recency
       ? Math.min(request.recency.weight, MAX_RECENCY_WEIGHT) * 0.5 ** (age / request.recency.halfLifeDays)
       : 0;
@@ -197,13 +198,13 @@ export function rankCandidates(
     ({ hit }) => minScore === undefined || hit.keyword > 0 || (hit.cosine ?? 0) >= minScore,
   );
   // Strong before weak whatever the boost; then the fused order; then more of the query's
-  // words (the keyword arm's part when the vector share is 1); then the newer memory.
+  // words (the keyword arm's part when the vector share is 1); then the newer memory (event time).
   allowed.sort(
     (a, b) =>
       Number(a.hit.weak) - Number(b.hit.weak) ||
       b.order - a.order ||
       b.hit.keyword - a.hit.keyword ||
-      b.hit.memory.createdAt - a.hit.memory.createdAt,
+      eventOrder(b.hit.memory, a.hit.memory),
   );
   const plain = request.asksNow
     ? Math.max(settings.newerWithin, settings.newerWithinNow)
@@ -257,7 +258,7 @@ function newestAmongEquals(
       const gap = lead.order - other.order;
       if (gap > widest) break;
       if (gap > windowOf(other.hit)) continue;
-      if (other.hit.memory.createdAt > sorted[pick]!.hit.memory.createdAt) pick = j;
+      if (eventOrder(other.hit.memory, sorted[pick]!.hit.memory) > 0) pick = j;
     }
     if (pick !== i) sorted.splice(i, 0, ...sorted.splice(pick, 1));
   }

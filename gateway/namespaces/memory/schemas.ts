@@ -27,6 +27,25 @@ export const Namespace = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_.:-]{0,63}$/, 'namespace is 1-64 characters: a-z, 0-9 and _ . : -');
 export const Instant = z.iso.datetime({ offset: true });
+
+/**
+ * How far in the future an `occurred_at` may lie: the writer's clock may run a little ahead
+ * of the gateway's. Anything further is a mistake (a wrong year or time zone), and a memory
+ * dated in the future would rank as the newest statement of its fact until that day came.
+ */
+export const OCCURRED_AT_MAX_SKEW_MS = 5 * 60_000;
+
+export function occurredAtProblem(ms: number, now: number): string | null {
+  return ms > now + OCCURRED_AT_MAX_SKEW_MS
+    ? `occurred_at is more than ${OCCURRED_AT_MAX_SKEW_MS / 60_000} minutes in the future; give when it happened (ISO 8601 with an offset or Z)`
+    : null;
+}
+
+/** Event time: an ISO 8601 instant with an offset or Z, not in the future beyond the clock skew. */
+export const OccurredAt = Instant.superRefine((value, ctx) => {
+  const problem = occurredAtProblem(Date.parse(value), Date.now());
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 export const TagMode = z.enum(['any', 'all']);
 const TtlSeconds = z.number().int().min(60).max(157_680_000);
 
@@ -49,6 +68,8 @@ const filterFields = {
   metadata: Metadata.optional(),
   created_after: Instant.optional(),
   created_before: Instant.optional(),
+  occurred_after: Instant.optional(),
+  occurred_before: Instant.optional(),
 };
 
 const searchInput = z
@@ -92,6 +113,7 @@ function writeInput(content: ReturnType<typeof contentSchema>) {
       expires_at: Instant.optional(),
       ttl_seconds: TtlSeconds.optional(),
       pinned: z.boolean().optional(),
+      occurred_at: OccurredAt.optional(),
       dedupe: z.enum(['exact', 'none']).optional(),
       supersedes: MemoryId.optional(),
     })
@@ -113,6 +135,7 @@ function updateInput(content: ReturnType<typeof contentSchema>) {
       expires_at: Instant.nullable().optional(),
       ttl_seconds: TtlSeconds.optional(),
       pinned: z.boolean().optional(),
+      occurred_at: OccurredAt.optional(),
     })
     .strict()
     .refine((v) => Object.keys(v).length > 1, { message: 'give at least one field to change' })
@@ -186,6 +209,7 @@ export const memoryOutput = z.object({
   pinned: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
+  occurred_at: z.string(),
   expires_at: z.string().nullable(),
   embedding_status: z.enum(['pending', 'ready', 'failed']),
   superseded_by: z.string().nullable(),

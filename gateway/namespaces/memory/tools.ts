@@ -20,6 +20,8 @@ function filterOf(args: {
   metadata?: Record<string, string> | undefined;
   created_after?: string | undefined;
   created_before?: string | undefined;
+  occurred_after?: string | undefined;
+  occurred_before?: string | undefined;
 }): MemoryFilter {
   const filter: MemoryFilter = {};
   if (args.tags?.length) filter.tags = [...new Set(args.tags)];
@@ -28,6 +30,8 @@ function filterOf(args: {
   if (args.metadata && Object.keys(args.metadata).length > 0) filter.metadata = args.metadata;
   if (args.created_after) filter.createdAfter = ms(args.created_after)!;
   if (args.created_before) filter.createdBefore = ms(args.created_before)!;
+  if (args.occurred_after) filter.occurredAfter = ms(args.occurred_after)!;
+  if (args.occurred_before) filter.occurredBefore = ms(args.occurred_before)!;
   return filter;
 }
 
@@ -136,6 +140,7 @@ function writeTool({ service, tool }: Kit): ToolDefinition {
       key: args.key ?? null,
       expiresAt: expiryOf(args, now) ?? null,
       pinned: args.pinned ?? false,
+      ...(args.occurred_at ? { occurredAt: ms(args.occurred_at)! } : {}),
       dedupe: args.dedupe ?? 'exact',
       ...(args.supersedes ? { supersedes: args.supersedes } : {}),
     });
@@ -168,6 +173,7 @@ function updateTool({ service, tool }: Kit): ToolDefinition {
       ...(args.namespace === undefined ? {} : { namespace: args.namespace }),
       ...(expiresAt === undefined ? {} : { expiresAt }),
       ...(args.pinned === undefined ? {} : { pinned: args.pinned }),
+      ...(args.occurred_at === undefined ? {} : { occurredAt: ms(args.occurred_at)! }),
     });
     if (!memory) throw new ToolError('NOT_FOUND', NOT_FOUND);
     return presentMemory(memory);

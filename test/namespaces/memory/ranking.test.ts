@@ -17,6 +17,8 @@ function candidate(id: string, cosine: number, daysAgo: number): Candidate {
     pinned: false,
     createdAt: NOW - daysAgo * DAY,
     updatedAt: NOW - daysAgo * DAY,
+    occurredAt: NOW - daysAgo * DAY,
+    seq: 0,
     expiresAt: null,
     embeddingStatus: 'ready',
     supersededBy: null,

@@ -4,9 +4,10 @@
  * Cases: store-suite-rows.ts (writes, reads, lists, deletes, stats) and
  * store-suite-search.ts (search and embeddings), store-suite-updates.ts (supersession and
  * keyword matching), store-suite-writes.ts (the write plan's decisions); what they share:
- * store-suite-helpers.ts.
+ * store-suite-helpers.ts; store-suite-event-time.ts (occurred_at and batched writes).
  */
 import type { MemoryStore } from '../../../gateway/namespaces/memory/store/types.ts';
+import { memoryEventTimeCases } from './store-suite-event-time.ts';
 import { memoryRowCases } from './store-suite-rows.ts';
 import { memorySearchCases } from './store-suite-search.ts';
 import { memoryUpdateCases } from './store-suite-updates.ts';
@@ -17,4 +18,5 @@ export function memoryStoreSuite(name: string, getStore: () => MemoryStore): voi
   memorySearchCases(name, getStore);
   memoryUpdateCases(name, getStore);
   memoryWriteCases(name, getStore);
+  memoryEventTimeCases(name, getStore);
 }

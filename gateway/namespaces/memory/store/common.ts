@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { EmbeddingStatus, MemoryRecord, WriteInput } from './types.ts';
+import {
+  type EmbeddingStatus,
+  MemoryLimitError,
+  type MemoryRecord,
+  SupersedesNotFoundError,
+  type WriteInput,
+} from './types.ts';
 
 /**
  * The form two writes must share to count as the same memory: Unicode NFC, surrounding
@@ -29,6 +35,11 @@ export function plainWrite(content: string, extra: Partial<WriteInput> = {}): Wr
   };
 }
 
+/** A write the plan refused (the cap, an unknown `supersedes`), as opposed to a store failure. */
+export function refusal(error: unknown): Error | null {
+  return error instanceof MemoryLimitError || error instanceof SupersedesNotFoundError ? error : null;
+}
+
 export class CursorError extends Error {
   constructor() {
     super('cursor is not valid here; pass next_cursor from the previous page unchanged');
@@ -47,6 +58,7 @@ export interface MemoryRow {
   pinned: number | boolean;
   created_at: number;
   updated_at: number;
+  occurred_at: number;
   expires_at: number | null;
   embedding_status: string;
   superseded_by?: string | null;
@@ -64,6 +76,8 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     pinned: Boolean(row.pinned),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    occurredAt: Number(row.occurred_at),
+    seq: Number(row.id),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     embeddingStatus: row.embedding_status as EmbeddingStatus,
     supersededBy: row.superseded_by ?? null,
@@ -81,6 +95,14 @@ export function storedMemory(row: MemoryRow): StoredMemory;
 export function storedMemory(row: MemoryRow | undefined): StoredMemory | undefined;
 export function storedMemory(row: MemoryRow | undefined): StoredMemory | undefined {
   return row && { rowId: Number(row.id), contentHash: row.content_hash, memory: toRecord(row) };
+}
+
+/**
+ * Event order: by event time, then by write sequence, so two memories of the same event
+ * time keep the order they were written in. Negative when `a` comes first (is older).
+ */
+export function eventOrder(a: MemoryRecord, b: MemoryRecord): number {
+  return a.occurredAt - b.occurredAt || a.seq - b.seq;
 }
 
 export function unionTags(a: readonly string[], b: readonly string[]): string[] {

@@ -56,6 +56,17 @@ export const PG_MIGRATIONS: PgMigration[] = [
         EXECUTE FUNCTION memories_supersede_release();
     `,
   },
+  {
+    // Event time, as SQLite's version 8: earlier rows take their write time.
+    version: 4,
+    name: 'event time (occurred_at)',
+    up: `
+      ALTER TABLE memories ADD COLUMN occurred_at bigint;
+      UPDATE memories SET occurred_at = created_at;
+      ALTER TABLE memories ALTER COLUMN occurred_at SET NOT NULL;
+      CREATE INDEX memories_key_occurred ON memories (api_key_id, pinned, occurred_at, id);
+    `,
+  },
 ];
 
 /** Created when a model is adopted: its width fixes the column type. */
@@ -103,6 +114,8 @@ export function pgFilter(apiKeyId: string, filter: MemoryFilter, now: number, pa
   if (filter.createdAfter !== undefined) clauses.push(`m.created_at > ${p(filter.createdAfter)}`);
   if (filter.createdBefore !== undefined) clauses.push(`m.created_at < ${p(filter.createdBefore)}`);
   if (filter.updatedAfter !== undefined) clauses.push(`m.updated_at > ${p(filter.updatedAfter)}`);
+  if (filter.occurredAfter !== undefined) clauses.push(`m.occurred_at > ${p(filter.occurredAfter)}`);
+  if (filter.occurredBefore !== undefined) clauses.push(`m.occurred_at < ${p(filter.occurredBefore)}`);
   if (filter.currentOnly) clauses.push('m.superseded_by IS NULL');
   if (filter.pinned !== undefined) clauses.push(`m.pinned = ${p(filter.pinned)}`);
   return clauses.join(' AND ');

@@ -140,8 +140,9 @@ async function frequencies(
 
 /**
  * The automatic update rule on Postgres, as supersedeSimilarRows does it on SQLite: each
- * memory supersedes the older current ones of its key and namespace within `minSimilarity`
- * cosine, never pinned or upsert-keyed ones. The HNSW index finds the nearest few.
+ * memory supersedes the current ones of its key and namespace within `minSimilarity` cosine
+ * that come before it in event time (never pinned or upsert-keyed ones), and is itself
+ * superseded by the latest such one that comes after it. The HNSW index finds the nearest few.
  */
 export async function pgSupersedeSimilar(
   db: PgAccess,
@@ -153,17 +154,27 @@ export async function pgSupersedeSimilar(
   for (const rowId of rowIds) {
     const rows = await db.q<{ id: string }>(
       `WITH me AS (
-         SELECT m.id, m.public_id, m.api_key_id, m.namespace, v.embedding FROM memories m
-           JOIN memory_vectors v ON v.memory_id = m.id WHERE m.id = $1 AND m.superseded_by IS NULL),
+         SELECT m.id, m.public_id, m.api_key_id, m.namespace, m.occurred_at, m.pinned, m.key, v.embedding
+           FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
+          WHERE m.id = $1 AND m.superseded_by IS NULL),
        near AS (
-         SELECT m.id, (v.embedding <=> me.embedding) AS d FROM me
+         SELECT m.id, m.public_id, m.occurred_at, m.pinned, m.key, (v.embedding <=> me.embedding) AS d FROM me
            JOIN memory_vectors v ON v.api_key_id = me.api_key_id
            JOIN memories m ON m.id = v.memory_id
-          WHERE m.namespace = me.namespace AND m.id < me.id AND m.superseded_by IS NULL
-            AND NOT m.pinned AND m.key IS NULL
-          ORDER BY v.embedding <=> me.embedding LIMIT $3)
-       UPDATE memories SET superseded_by = (SELECT public_id FROM me)
-        WHERE id IN (SELECT id FROM near WHERE d <= $2) RETURNING id`,
+          WHERE m.namespace = me.namespace AND m.id <> me.id AND m.superseded_by IS NULL
+          ORDER BY v.embedding <=> me.embedding LIMIT $3),
+       older AS (
+         UPDATE memories SET superseded_by = (SELECT public_id FROM me)
+          WHERE id IN (SELECT near.id FROM near, me WHERE d <= $2 AND NOT near.pinned AND near.key IS NULL
+                         AND (near.occurred_at, near.id) < (me.occurred_at, me.id)) RETURNING id),
+       newer AS (
+         SELECT near.public_id FROM near, me WHERE d <= $2 AND (near.occurred_at, near.id) > (me.occurred_at, me.id)
+          ORDER BY near.occurred_at DESC, near.id DESC LIMIT 1),
+       self AS (
+         UPDATE memories SET superseded_by = (SELECT public_id FROM newer)
+          WHERE id = (SELECT id FROM me WHERE NOT pinned AND key IS NULL) AND EXISTS (SELECT 1 FROM newer)
+          RETURNING id)
+       SELECT id FROM older UNION ALL SELECT id FROM self`,
       [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS],
     );
     marked += rows.length;

@@ -5,7 +5,7 @@ import {
   runPgMigrations,
   withPgTransaction,
 } from '../../../store/index.ts';
-import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
+import { type MemoryRow, pageBySize, refusal, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
@@ -24,9 +24,11 @@ import type {
   SearchRequest,
   UpdatePatch,
   WriteInput,
+  WriteManyOutcome,
   WriteResult,
 } from './types.ts';
-import { autoSupersedeOrder, planUpdate, planWrite, runWritePlanAsync } from './write-plan.ts';
+import { BatchLookups } from './write-batch.ts';
+import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlanAsync } from './write-plan.ts';
 
 /**
  * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
@@ -102,6 +104,50 @@ export class PostgresMemoryStore implements MemoryStore {
     );
   }
 
+  async writeMany(
+    apiKeyId: string,
+    inputs: WriteInput[],
+    options: { maxPerKey: number; evict: boolean },
+    now: number,
+  ): Promise<WriteManyOutcome> {
+    return this.tx(apiKeyId, async (c) => {
+      const direct = new PgWriteStatements(c, apiKeyId, now);
+      await direct.purgeExpired();
+      const batch = { ...newBatchState(), purged: true };
+      const { keys, hashes } = BatchLookups.wanted(inputs);
+      const found = await c.query(
+        `SELECT * FROM memories WHERE api_key_id = $1 AND (
+           (namespace, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+           OR (namespace, content_hash) IN (SELECT * FROM unnest($4::text[], $5::text[])))`,
+        [
+          apiKeyId,
+          keys.map((k) => k[0]),
+          keys.map((k) => k[1]),
+          hashes.map((h) => h[0]),
+          hashes.map((h) => h[1]),
+        ],
+      );
+      const statements = new BatchLookups(
+        inputs,
+        (found.rows as MemoryRow[]).map((row) => storedMemory(row)),
+      ).wrap(direct);
+      const results: WriteResult[] = [];
+      for (const [index, input] of inputs.entries()) {
+        try {
+          results.push(
+            await runWritePlanAsync(planWrite(input, options.maxPerKey, { ...options, batch }), statements),
+          );
+        } catch (error) {
+          // A refusal is decided before the write changes anything; the rows before it stand.
+          const refused = refusal(error);
+          if (!refused) throw error;
+          return { results, refused: { index, error: refused } };
+        }
+      }
+      return { results, refused: null };
+    });
+  }
+
   async get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null> {
     const rows = await this.q<MemoryRow>(
       'SELECT * FROM memories WHERE public_id = $1 AND api_key_id = $2 AND (expires_at IS NULL OR expires_at > $3)',
@@ -138,16 +184,17 @@ export class PostgresMemoryStore implements MemoryStore {
     const newest = (page.order ?? 'newest') === 'newest';
     const cursors = await this.cursors();
     if (page.cursor) {
-      const [, pinned, created, id] = cursors.open(apiKeyId, page.cursor, newest ? 'n' : 'o', 4);
+      const [, pinned, occurred, id] = cursors.open(apiKeyId, page.cursor, newest ? 'n' : 'o', 4);
       if (newest) params.push(Boolean(pinned));
-      params.push(created, id);
+      params.push(occurred, id);
       const n = params.length;
       where += newest
-        ? ` AND (m.pinned, m.created_at, m.id) < ($${n - 2}::boolean, $${n - 1}::bigint, $${n}::bigint)`
-        : ` AND (m.created_at, m.id) > ($${n - 1}::bigint, $${n}::bigint)`;
+        ? ` AND (m.pinned, m.occurred_at, m.id) < ($${n - 2}::boolean, $${n - 1}::bigint, $${n}::bigint)`
+        : ` AND (m.occurred_at, m.id) > ($${n - 1}::bigint, $${n}::bigint)`;
     }
     params.push(page.limit + 1);
-    const order = newest ? 'm.pinned DESC, m.created_at DESC, m.id DESC' : 'm.created_at, m.id';
+    // Event order (see eventOrder in common.ts): the row id is the write sequence.
+    const order = newest ? 'm.pinned DESC, m.occurred_at DESC, m.id DESC' : 'm.occurred_at, m.id';
     const rows = await this.q<MemoryRow>(
       `SELECT m.* FROM memories m WHERE ${where} ORDER BY ${order} LIMIT $${params.length}`,
       params,
@@ -161,7 +208,7 @@ export class PostgresMemoryStore implements MemoryStore {
           ? cursors.seal(apiKeyId, [
               newest ? 'n' : 'o',
               last.pinned ? 1 : 0,
-              Number(last.created_at),
+              Number(last.occurred_at),
               Number(last.id),
             ])
           : null,

@@ -5,7 +5,15 @@ import type { AsyncWriteStatements, RowValues } from './write-plan.ts';
 
 /** A row's values in column order; the driver sends tags as text[] and metadata as jsonb. */
 function columns(values: RowValues): unknown[] {
-  return [values.content, values.contentHash, values.tags, values.metadata, values.pinned, values.expiresAt];
+  return [
+    values.content,
+    values.contentHash,
+    values.tags,
+    values.metadata,
+    values.pinned,
+    values.expiresAt,
+    values.occurredAt,
+  ];
 }
 
 /**
@@ -81,7 +89,8 @@ export class PgWriteStatements implements AsyncWriteStatements {
   async insert(id: string, namespace: string, key: string | null, values: RowValues): Promise<MemoryRecord> {
     const row = await this.one(
       `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
-         expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING *`,
+         expires_at, occurred_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::bigint, $12), $12, $12) RETURNING *`,
       [id, this.apiKeyId, namespace, key, ...columns(values), this.now],
     );
     return toRecord(row!);
@@ -95,8 +104,9 @@ export class PgWriteStatements implements AsyncWriteStatements {
   ): Promise<MemoryRecord> {
     const row = await this.one(
       `UPDATE memories SET content = $1, content_hash = $2, tags = $3, metadata = $4, pinned = $5, expires_at = $6,
-         namespace = $7, updated_at = $8, embedding_status = CASE WHEN $9::boolean THEN 'pending' ELSE embedding_status END
-       WHERE id = $10 RETURNING *`,
+         occurred_at = COALESCE($7::bigint, $9), namespace = $8, updated_at = $9,
+         embedding_status = CASE WHEN $10::boolean THEN 'pending' ELSE embedding_status END
+       WHERE id = $11 RETURNING *`,
       [...columns(values), namespace, this.now, reembed, rowId],
     );
     return toRecord(row!);

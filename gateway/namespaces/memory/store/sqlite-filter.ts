@@ -49,6 +49,14 @@ export function sqliteFilter(apiKeyId: string, filter: MemoryFilter, now: number
     clauses.push('m.updated_at > @updatedAfter');
     params.updatedAfter = filter.updatedAfter;
   }
+  if (filter.occurredAfter !== undefined) {
+    clauses.push('m.occurred_at > @occurredAfter');
+    params.occurredAfter = filter.occurredAfter;
+  }
+  if (filter.occurredBefore !== undefined) {
+    clauses.push('m.occurred_at < @occurredBefore');
+    params.occurredBefore = filter.occurredBefore;
+  }
   if (filter.currentOnly) clauses.push('m.superseded_by IS NULL');
   if (filter.pinned !== undefined) {
     clauses.push('m.pinned = @pinned');
@@ -66,6 +74,8 @@ export function narrowsBeyondKey(filter: MemoryFilter): boolean {
     filter.createdAfter !== undefined ||
     filter.createdBefore !== undefined ||
     filter.updatedAfter !== undefined ||
+    filter.occurredAfter !== undefined ||
+    filter.occurredBefore !== undefined ||
     filter.pinned !== undefined
   );
 }

@@ -82,6 +82,19 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   { version: 5, name: 'sign bits in a plain table, searched in memory', up: migrateToV5 },
   { version: 6, name: 'keyword index stemmed before the key tag; superseded memories', up: STEMMED_FTS_SQL },
   { version: 7, name: 'keyword index merged after each write group', up: WRITER_MERGES_FTS_SQL },
+  {
+    // Event time: what a memory states happened then, which may be long before it was
+    // written (an import, a backfill). Rows written before it existed get their write time,
+    // which is what they were ranked and listed by until now. The index serves the list's
+    // newest-first order and the occurred_after/before filters within a key.
+    version: 8,
+    name: 'event time (occurred_at)',
+    up: `
+      ALTER TABLE memories ADD COLUMN occurred_at INTEGER NOT NULL DEFAULT 0;
+      UPDATE memories SET occurred_at = created_at;
+      CREATE INDEX memories_key_occurred ON memories (api_key_id, pinned, occurred_at, id);
+    `,
+  },
 ];
 
 /**

@@ -7,7 +7,7 @@ import {
   startWalCheckpointer,
   type WalCheckpointer,
 } from '../../../store/index.ts';
-import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
+import { type MemoryRow, pageBySize, refusal, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
@@ -31,9 +31,10 @@ import type {
   SearchRequest,
   UpdatePatch,
   WriteInput,
+  WriteManyOutcome,
   WriteResult,
 } from './types.ts';
-import { autoSupersedeOrder, planUpdate, planWrite, runWritePlan } from './write-plan.ts';
+import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlan } from './write-plan.ts';
 
 export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;
 
@@ -113,6 +114,31 @@ export class SqliteMemoryStore implements MemoryStore {
     );
   }
 
+  /** One job of the write group: the batch commits with whatever else this turn wrote. */
+  writeMany(
+    apiKeyId: string,
+    inputs: WriteInput[],
+    options: { maxPerKey: number; evict: boolean },
+    now: number,
+  ): Promise<WriteManyOutcome> {
+    return this.writes.run(() => {
+      const statements = new SqliteWriteStatements((sql) => this.st(sql), apiKeyId, now);
+      const batch = newBatchState();
+      const results: WriteResult[] = [];
+      for (const [index, input] of inputs.entries()) {
+        try {
+          results.push(runWritePlan(planWrite(input, options.maxPerKey, { ...options, batch }), statements));
+        } catch (error) {
+          // A refusal is decided before the write changes anything; the rows before it stand.
+          const refused = refusal(error);
+          if (!refused) throw error;
+          return { results, refused: { index, error: refused } };
+        }
+      }
+      return { results, refused: null };
+    });
+  }
+
   async get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null> {
     const row = this.row(apiKeyId, id, now);
     return row ? toRecord(row) : null;
@@ -146,13 +172,14 @@ export class SqliteMemoryStore implements MemoryStore {
     const newest = (page.order ?? 'newest') === 'newest';
     let after = '';
     if (page.cursor) {
-      const [, pinned, created, id] = this.cursors.open(apiKeyId, page.cursor, newest ? 'n' : 'o', 4);
-      Object.assign(where.params, { cp: pinned, cc: created, ci: id });
+      const [, pinned, occurred, id] = this.cursors.open(apiKeyId, page.cursor, newest ? 'n' : 'o', 4);
+      Object.assign(where.params, { cp: pinned, co: occurred, ci: id });
       after = newest
-        ? ' AND (m.pinned, m.created_at, m.id) < (@cp, @cc, @ci)'
-        : ' AND (m.created_at, m.id) > (@cc, @ci)';
+        ? ' AND (m.pinned, m.occurred_at, m.id) < (@cp, @co, @ci)'
+        : ' AND (m.occurred_at, m.id) > (@co, @ci)';
     }
-    const order = newest ? 'm.pinned DESC, m.created_at DESC, m.id DESC' : 'm.created_at, m.id';
+    // Event order (see eventOrder in common.ts): the row id is the write sequence.
+    const order = newest ? 'm.pinned DESC, m.occurred_at DESC, m.id DESC' : 'm.occurred_at, m.id';
     const rows = this.st(
       `SELECT m.* FROM memories m WHERE ${where.sql}${after} ORDER BY ${order} LIMIT @limit`,
     ).all({ ...where.params, limit: page.limit + 1 }) as MemoryRow[];
@@ -163,7 +190,7 @@ export class SqliteMemoryStore implements MemoryStore {
       memories: shown.map(toRecord),
       nextCursor:
         more && last
-          ? this.cursors.seal(apiKeyId, [newest ? 'n' : 'o', Number(last.pinned), last.created_at, last.id])
+          ? this.cursors.seal(apiKeyId, [newest ? 'n' : 'o', Number(last.pinned), last.occurred_at, last.id])
           : null,
     };
   }

@@ -14,6 +14,7 @@ function columns(values: RowValues): unknown[] {
     JSON.stringify(values.metadata),
     values.pinned ? 1 : 0,
     values.expiresAt,
+    values.occurredAt,
   ];
 }
 
@@ -82,17 +83,19 @@ export class SqliteWriteStatements implements WriteStatements {
   insert(id: string, namespace: string, key: string | null, values: RowValues): MemoryRecord {
     const row = this.st(
       `INSERT INTO memories (public_id, api_key_id, namespace, key, content, content_hash, tags, metadata, pinned,
-         expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    ).get(id, this.apiKeyId, namespace, key, ...columns(values), this.now, this.now);
+         expires_at, occurred_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ?), ?, ?) RETURNING *`,
+    ).get(id, this.apiKeyId, namespace, key, ...columns(values), this.now, this.now, this.now);
     return toRecord(row as MemoryRow);
   }
 
   rewrite(rowId: number, namespace: string, values: RowValues, reembed: boolean): MemoryRecord {
     const row = this.st(
       `UPDATE memories SET content = ?, content_hash = ?, tags = ?, metadata = ?, pinned = ?, expires_at = ?,
-         namespace = ?, updated_at = ?, embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
+         occurred_at = COALESCE(?, ?), namespace = ?, updated_at = ?,
+         embedding_status = CASE WHEN ? THEN 'pending' ELSE embedding_status END
        WHERE id = ? RETURNING *`,
-    ).get(...columns(values), namespace, this.now, reembed ? 1 : 0, rowId);
+    ).get(...columns(values), this.now, namespace, this.now, reembed ? 1 : 0, rowId);
     return toRecord(row as MemoryRow);
   }
 

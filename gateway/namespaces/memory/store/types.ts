@@ -17,6 +17,16 @@ export interface MemoryRecord {
   pinned: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * When what the memory states happened (event time), as the writer said; the write time
+   * when it said nothing. Recency, newest first and supersession go by it.
+   */
+  occurredAt: number;
+  /**
+   * The store's write sequence (its row number): orders memories of the same event time by
+   * when they were first written. Internal; never shown to callers.
+   */
+  seq: number;
   expiresAt: number | null;
   embeddingStatus: EmbeddingStatus;
   /** The id of the newer memory that replaced this one, or null while it is current. */
@@ -31,6 +41,8 @@ export interface MemoryFilter {
   createdAfter?: number;
   createdBefore?: number;
   updatedAfter?: number;
+  occurredAfter?: number;
+  occurredBefore?: number;
   pinned?: boolean;
   includeExpired?: boolean;
   /** Leaves out memories a newer one superseded (search does unless asked not to). */
@@ -46,6 +58,11 @@ export interface WriteInput {
   key: string | null;
   expiresAt: number | null;
   pinned: boolean;
+  /**
+   * Event time. Absent: the write time for a new memory; for an upsert onto a stored one,
+   * its event time when the content stays, the write time when the content changes.
+   */
+  occurredAt?: number;
   dedupe: 'exact' | 'none';
   /** The id of an older memory of the same key this one replaces; it must exist. */
   supersedes?: string;
@@ -57,6 +74,16 @@ export interface WriteResult {
   evictedIds: string[];
 }
 
+/**
+ * What a batch wrote: one result per input up to the first refused one. A refusal (the cap,
+ * or a `supersedes` that names nothing) stops the batch there; the writes before it are
+ * committed, the refused one and the rest are not written.
+ */
+export interface WriteManyOutcome {
+  results: WriteResult[];
+  refused: { index: number; error: Error } | null;
+}
+
 export interface UpdatePatch {
   content?: { text: string; hash: string };
   tags?: string[];
@@ -65,6 +92,8 @@ export interface UpdatePatch {
   namespace?: string;
   expiresAt?: number | null;
   pinned?: boolean;
+  /** Event time; absent keeps it, unless the content changes (then it is the update's time). */
+  occurredAt?: number;
 }
 
 export interface Page {
@@ -152,6 +181,18 @@ export class MemoryLimitError extends Error {
 export interface MemoryStore {
   readonly engine: 'sqlite' | 'postgres';
   write(apiKeyId: string, input: WriteInput, maxPerKey: number, now: number): Promise<WriteResult>;
+  /**
+   * Writes many memories of one key in one transaction, each by the same rule as write()
+   * (the import command). With `evict: false` a write that would evict is refused with
+   * MemoryLimitError instead; the writes before it in the batch are kept only if the caller
+   * commits them (see WriteManyOutcome).
+   */
+  writeMany(
+    apiKeyId: string,
+    inputs: WriteInput[],
+    options: { maxPerKey: number; evict: boolean },
+    now: number,
+  ): Promise<WriteManyOutcome>;
   get(apiKeyId: string, id: string, now: number): Promise<MemoryRecord | null>;
   update(apiKeyId: string, id: string, patch: UpdatePatch, now: number): Promise<MemoryRecord | null>;
   delete(apiKeyId: string, id: string, now: number): Promise<boolean>;

@@ -30,6 +30,8 @@ export interface RowValues {
   metadata: Record<string, string>;
   pinned: boolean;
   expiresAt: number | null;
+  /** Event time; null stores the write's `now`. */
+  occurredAt: number | null;
 }
 
 /**
@@ -74,20 +76,50 @@ function* ask<K extends Name>(
   return (yield { name, args } as Ask) as ReturnType<WriteStatements[K]>;
 }
 
-/** A `supersedes` naming no live memory of the key writes nothing (the caller's transaction rolls back). */
-export function* planWrite(input: WriteInput, maxPerKey: number): WritePlan {
+/**
+ * What the writes of one transaction share (writeMany): the key's expired rows are purged
+ * once, and its count is read once and then kept here, instead of a purge and a count per
+ * memory (on Postgres the count scans the key, so a 10,000-line import paid for it 10,000 times).
+ */
+export interface BatchState {
+  purged: boolean;
+  count: number | null;
+}
+
+export function newBatchState(): BatchState {
+  return { purged: false, count: null };
+}
+
+/**
+ * A `supersedes` naming no live memory of the key writes nothing (the caller's transaction
+ * rolls back). With `evict` false (the import), a write that needs room is refused with
+ * MemoryLimitError before it changes anything, so nothing imported earlier is evicted.
+ */
+export function* planWrite(
+  input: WriteInput,
+  maxPerKey: number,
+  options: { evict?: boolean; batch?: BatchState } = {},
+): WritePlan {
   const older = input.supersedes;
   if (older !== undefined && !(yield* ask('holds', older))) throw new SupersedesNotFoundError(older);
-  const result = yield* placeMemory(input, maxPerKey);
+  const result = yield* placeMemory(
+    input,
+    maxPerKey,
+    options.evict ?? true,
+    options.batch ?? newBatchState(),
+  );
   // A write that lands on the older memory itself (an upsert or a dedup onto it) supersedes nothing.
   if (older !== undefined && older !== result.memory.id)
     yield* ask('markSuperseded', older, result.memory.id);
   return result;
 }
 
-function* placeMemory(input: WriteInput, maxPerKey: number): WritePlan {
+function* placeMemory(input: WriteInput, maxPerKey: number, evict: boolean, batch: BatchState): WritePlan {
   // Expired rows are gone for every purpose: they neither block a key nor count to the cap.
-  yield* ask('purgeExpired');
+  if (!batch.purged) {
+    yield* ask('purgeExpired');
+    batch.purged = true;
+  }
   const values: RowValues = {
     content: input.content,
     contentHash: input.contentHash,
@@ -95,6 +127,7 @@ function* placeMemory(input: WriteInput, maxPerKey: number): WritePlan {
     metadata: sortedMetadata(input.metadata),
     pinned: input.pinned,
     expiresAt: input.expiresAt,
+    occurredAt: input.occurredAt ?? null,
   };
   if (input.key !== null) {
     const existing = yield* ask('byKey', input.namespace, input.key);
@@ -103,22 +136,29 @@ function* placeMemory(input: WriteInput, maxPerKey: number): WritePlan {
     const twin = yield* ask('twin', input.namespace, input.contentHash);
     if (twin) return yield* foldIntoTwin(twin, input);
   }
-  const evictedIds = yield* makeRoom(maxPerKey);
+  const evictedIds = yield* makeRoom(maxPerKey, evict, batch);
   const memory = yield* ask('insert', randomUUID(), input.namespace, input.key, values);
+  batch.count! += 1;
   return { memory, status: 'created', evictedIds };
 }
 
-/** A second write of an upsert key replaces the memory in place; one that changes nothing is not written. */
-function* upsert(existing: StoredMemory, values: RowValues): WritePlan {
+/**
+ * A second write of an upsert key replaces the memory in place; one that changes nothing is
+ * not written. Without an event time it keeps the stored one while the content stays (so a
+ * repeated import is unchanged) and takes the write's time when the content changes.
+ */
+function* upsert(existing: StoredMemory, given: RowValues): WritePlan {
   const { memory } = existing;
+  const reembed = existing.contentHash !== given.contentHash;
+  const values = { ...given, occurredAt: given.occurredAt ?? (reembed ? null : memory.occurredAt) };
   const same =
     memory.content === values.content &&
     sameJson(memory.tags, values.tags) &&
     sameJson(sortedMetadata(memory.metadata), values.metadata) &&
     memory.pinned === values.pinned &&
-    memory.expiresAt === values.expiresAt;
+    memory.expiresAt === values.expiresAt &&
+    memory.occurredAt === values.occurredAt;
   if (same) return { memory, status: 'unchanged', evictedIds: [] };
-  const reembed = existing.contentHash !== values.contentHash;
   return {
     memory: yield* ask('rewrite', existing.rowId, memory.namespace, values, reembed),
     status: 'updated',
@@ -137,9 +177,11 @@ function* foldIntoTwin(twin: StoredMemory, input: WriteInput): WritePlan {
 }
 
 /** Evicts the least recently written unpinned memories so one more fits under the cap. */
-function* makeRoom(maxPerKey: number): Generator<Ask, string[], unknown> {
-  const excess = (yield* ask('count')) + 1 - maxPerKey;
+function* makeRoom(maxPerKey: number, evict: boolean, batch: BatchState): Generator<Ask, string[], unknown> {
+  batch.count ??= yield* ask('count');
+  const excess = batch.count + 1 - maxPerKey;
   if (excess <= 0) return [];
+  if (!evict) throw new MemoryLimitError(maxPerKey);
   const victims = yield* ask('leastRecent', excess);
   // Pinned memories are never evicted: with too few unpinned ones the write is refused.
   if (victims.length < excess) throw new MemoryLimitError(maxPerKey);
@@ -147,13 +189,15 @@ function* makeRoom(maxPerKey: number): Generator<Ask, string[], unknown> {
     'remove',
     victims.map((victim) => victim.rowId),
   );
+  batch.count -= victims.length;
   return victims.map((victim) => victim.id);
 }
 
 /**
  * What memory_update makes of a memory: the fields given replace the stored ones, metadata
  * is merge-patched (a null value removes that key), an expiry of null clears it, and only
- * new content re-embeds. The caller rewrites the row with the result.
+ * new content re-embeds. New content without an event time takes the update's time (it is
+ * a statement made now), as an upsert does. The caller rewrites the row with the result.
  */
 export function planUpdate(
   current: StoredMemory,
@@ -170,6 +214,7 @@ export function planUpdate(
       metadata: mergeMetadata(memory.metadata, patch.metadata ?? {}),
       pinned: patch.pinned ?? memory.pinned,
       expiresAt: patch.expiresAt === undefined ? memory.expiresAt : patch.expiresAt,
+      occurredAt: patch.occurredAt ?? (contentHash !== current.contentHash ? null : memory.occurredAt),
     },
     reembed: contentHash !== current.contentHash,
   };
