@@ -47,7 +47,15 @@ function separation(rep: Report): number {
   return rep.abstention.recall - rep.abstention.falseAlarm;
 }
 
-export const THRESHOLDS = [1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
+/**
+ * Write-time supersession thresholds searched (1 is off). Only 1 by default: supersession
+ * hides a memory from search on a similarity guess, and with event time the tuning halves
+ * preferred 0.7 while a held-out half then lost an answer at hit@5 to plain cosine
+ * (docs/decisions/0301-memory-default-never-under-vector.md). Nothing is hidden by default;
+ * MEMORY_QUALITY_SUPERSEDE=1,0.95,…,0.7 searches them again (the plain-cosine rows are then
+ * read on the chosen store, superseded memories left out).
+ */
+export const THRESHOLDS = (process.env.MEMORY_QUALITY_SUPERSEDE ?? '1').split(',').map(Number);
 /**
  * The vector share. Only 1 is searched: the keyword arm then orders nothing by itself; it
  * breaks exact ties, rescues what the vector arm calls noise (see hideBelow) and ranks
