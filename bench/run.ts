@@ -3,6 +3,7 @@
  * the same machine, printed as a table and written to bench/results/. Only the ratios
  * travel between machines.
  */
+import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
@@ -27,6 +28,16 @@ const plan = quick
   : { frontSeconds: 8, publishSeconds: 6, warmPolls: 300, ephemeralPolls: 10, groups: 1000, idleMs: 15_000 };
 const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
+
+// The broker worker runs from dist/ as the Procfile starts it, so a fresh clone (or a source
+// change since the last build) would otherwise fail, or measure old code. Incremental: seconds
+// when nothing changed.
+if (
+  spawnSync(process.execPath, [join(benchRoot, 'scripts', 'build.mjs')], { stdio: 'inherit' }).status !== 0
+) {
+  log('bench phase "build" failed: npm run build did not succeed (its output is above)');
+  process.exit(1);
+}
 
 // `npm run bench -- memory-quality [--embedder minilm]`: retrieval quality on the conversation set.
 if (process.argv.includes('memory-quality')) {
