@@ -153,7 +153,10 @@ try {
   };
   const failed = failure ? { phase: failure.phase, message: failure.message } : undefined;
   console.log(tableOf(m, plan.idleMs));
-  const file = join(benchRoot, 'bench', 'results', quick ? 'quick.json' : 'latest.json');
+  // A failed run's figures go beside the last good ones, not over them: latest.json is
+  // committed and quoted in docs/performance.md.
+  const name = `${quick ? 'quick' : 'latest'}${failure ? '.partial' : ''}.json`;
+  const file = join(benchRoot, 'bench', 'results', name);
   await writeFile(file, `${JSON.stringify(resultsOf(m, run, failed), null, 2)}\n`);
   log(`wrote ${file} after ${run.seconds} s${failure ? ` (partial: ${failure.message})` : ''}`);
   if (!failure) await inPhase('memory', () => runMemorySection(quick, log));
