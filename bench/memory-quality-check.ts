@@ -17,12 +17,22 @@ const TYPES: readonly QuestionType[] = [
   'unanswerable',
 ];
 
-export function checkConversation(c: Conversation): string[] {
+/** What a set's conversations look like: the chats set is short, often one session. */
+export interface SetShape {
+  minTurns: number;
+  minSessions: number;
+}
+export const LONG: SetShape = { minTurns: 10, minSessions: 2 };
+export const SHORT: SetShape = { minTurns: 6, minSessions: 1 };
+
+export function checkConversation(c: Conversation, shape: SetShape = LONG): string[] {
   const problems: string[] = [];
   const turns = c.sessions.reduce((n, s) => n + s.turns.length, 0);
   if (!/^[a-z]+\d{2}$/.test(c.id)) problems.push(`${c.id}: id must be letters then two digits`);
-  if (turns < 10 || turns > 60) problems.push(`${c.id}: ${turns} turns (10-60 wanted)`);
-  if (c.sessions.length < 2) problems.push(`${c.id}: ${c.sessions.length} session(s) (2+ wanted)`);
+  if (turns < shape.minTurns || turns > 60)
+    problems.push(`${c.id}: ${turns} turns (${shape.minTurns}-60 wanted)`);
+  if (c.sessions.length < shape.minSessions)
+    problems.push(`${c.id}: ${c.sessions.length} session(s) (${shape.minSessions}+ wanted)`);
   let last = 0;
   for (const [i, s] of c.sessions.entries()) {
     const t = Date.parse(s.date);
@@ -69,7 +79,7 @@ function main(files: string[]): number {
   for (const file of files) {
     const { conversations } = JSON.parse(readFileSync(file, 'utf8')) as { conversations: Conversation[] };
     for (const c of conversations) {
-      for (const p of checkConversation(c)) {
+      for (const p of checkConversation(c, file.includes('/chats/') ? SHORT : LONG)) {
         console.log(`${basename(file)}: ${p}`);
         bad++;
       }

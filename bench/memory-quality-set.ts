@@ -38,16 +38,30 @@ export interface Conversation {
 export type Variant = 'user' | 'all';
 export type Half = 'tuning' | 'heldout';
 
-/** MEMORY_QUALITY_SET points the benchmark at another directory of sets in the same format. */
-export const SET_DIR = process.env.MEMORY_QUALITY_SET ?? join(benchRoot, 'bench', 'data', 'conversations');
+/**
+ * The sets measured, each a directory of `set-*.json` files in this format:
+ * - `conversations`: long dated chats whose questions share no content word with their answers;
+ * - `chats`: short chats in the style of outside memory benchmarks, whose questions share
+ *   everyday words ("the user", "currently", "name") with many turns.
+ * MEMORY_QUALITY_SET points the benchmark at one other directory instead.
+ */
+export interface EvalSet {
+  name: string;
+  dir: string;
+}
 
-export function loadConversations(): Conversation[] {
-  const files = readdirSync(SET_DIR)
+export function evalSets(): EvalSet[] {
+  if (process.env.MEMORY_QUALITY_SET) return [{ name: 'custom', dir: process.env.MEMORY_QUALITY_SET }];
+  return ['conversations', 'chats'].map((name) => ({ name, dir: join(benchRoot, 'bench', 'data', name) }));
+}
+
+export function loadConversations(dir: string): Conversation[] {
+  const files = readdirSync(dir)
     .filter((name) => /^set-[a-z0-9-]+\.json$/.test(name))
     .sort();
   const all: Conversation[] = [];
   for (const file of files) {
-    const parsed = JSON.parse(readFileSync(join(SET_DIR, file), 'utf8')) as { conversations: Conversation[] };
+    const parsed = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { conversations: Conversation[] };
     all.push(...parsed.conversations);
   }
   return all;

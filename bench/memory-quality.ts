@@ -1,15 +1,16 @@
 /**
- * `npm run bench -- memory-quality [--embedder local|minilm]`: retrieval quality on
- * conversations written for this project (bench/data/conversations), LongMemEval-style:
- * every turn stored as one memory under its conversation's key, questions asked with the
- * query alone. Constants are chosen on the tuning half (see memory-quality-set.ts) and both
- * halves are reported, for SQLite and Postgres, user turns only and all turns, beside a
- * keyword-only baseline. Results: bench/results/memory-quality[-<embedder>].json.
+ * `npm run bench -- memory-quality [--embedder local|minilm]`: retrieval quality on two sets
+ * written for this project (see evalSets in memory-quality-set.ts), LongMemEval-style: every
+ * turn stored as one memory under its conversation's key, questions asked with the query
+ * alone. Constants are chosen on the tuning halves (memory-quality-tune.ts) and both halves
+ * are reported per set, for SQLite and Postgres, user turns only and all turns: the default
+ * (hybrid) beside its own vector and keyword arms and plain cosine over the same vectors.
+ * Results: bench/results/memory-quality[-<embedder>].json.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asksAboutNow, firstPersonQuery } from '../gateway/namespaces/memory/query-voice.ts';
-import { type RankSettings, rankCandidates } from '../gateway/namespaces/memory/ranking.ts';
+import { type Ranked, type RankSettings, rankCandidates } from '../gateway/namespaces/memory/ranking.ts';
 import { searchNote } from '../gateway/namespaces/memory/service.ts';
 import { SEARCH_DEFAULTS } from '../gateway/namespaces/memory/settings.ts';
 import { queryWords } from '../gateway/namespaces/memory/store/text.ts';
@@ -19,6 +20,7 @@ import { machineInfo } from './machine.ts';
 import { type Built, buildKeys, embedTexts, openStore } from './memory-quality-build.ts';
 import {
   type Conversation,
+  evalSets,
   type Half,
   halfOf,
   loadConversations,
@@ -28,6 +30,7 @@ import {
   report,
   type Variant,
 } from './memory-quality-set.ts';
+import { calibrate, type Mode, type Run, THRESHOLDS, tune } from './memory-quality-tune.ts';
 
 type Provider = 'local' | 'minilm';
 /** MEMORY_QUALITY_STORES=sqlite skips the Postgres pass (quick iterations; reports need both). */
@@ -91,14 +94,30 @@ export async function ask(
   return asked;
 }
 
-function score(a: Asked, built: Built, settings: RankSettings, mode: SearchMode): QuestionScore {
+/**
+ * Plain cosine over the same vectors: the vector arm's candidates by cosine alone, nothing
+ * hidden, no update window. The simplest arm a default must not lose to.
+ */
+function plainCosine(found: SearchCandidates): Ranked {
+  const hits = found.candidates
+    .filter((c) => c.cosine !== null)
+    .sort((a, b) => b.cosine! - a.cosine!)
+    .slice(0, LIMIT)
+    .map((c) => ({ memory: c.memory, relevance: c.cosine!, semantic: c.cosine, keyword: 0 }));
+  return { hits: hits as Ranked['hits'], best: hits[0]?.relevance ?? null, weak: false, hidden: 0 };
+}
+
+function score(a: Asked, built: Built, settings: RankSettings, mode: Mode | 'cosine'): QuestionScore {
   const started = performance.now();
-  const ranked = rankCandidates(
-    a.found,
-    { stems: a.stems, mode, limit: LIMIT, includeWeak: false, asksNow: a.asksNow },
-    settings,
-    Date.now(),
-  );
+  const ranked =
+    mode === 'cosine'
+      ? plainCosine(a.found)
+      : rankCandidates(
+          a.found,
+          { stems: a.stems, mode, limit: LIMIT, includeWeak: false, asksNow: a.asksNow },
+          settings,
+          Date.now(),
+        );
   const ms = a.ms + (performance.now() - started);
   const idsOf = (pairs: [number, number][] | undefined) =>
     (pairs ?? [])
@@ -128,155 +147,34 @@ function score(a: Asked, built: Built, settings: RankSettings, mode: SearchMode)
   };
 }
 
-/**
- * The tuning objective: ranking first, then the stale-vs-current order, each question
- * counted once. The order is weighed by the update questions' share of the answerable
- * ones: at full weight, 18 update questions outvoted the whole half's hit@1 and the tuner
- * bought newest-first with a lower hit@1 on the tuning half itself (0.55 against 0.58).
- */
-function objective(rep: Report): number {
-  const updates = rep.byType.update?.questions ?? 0;
-  return rep.hitAt1 + rep.hitAt5 + rep.mrr + ((rep.newestFirst ?? 0) * updates) / Math.max(1, rep.questions);
-}
-
-/**
- * How well "weak" separates absent answers from present ones: unanswerable questions called
- * weak minus answerable ones called weak (Youden's J). F1 was tried first and chose a floor
- * that called nearly every answer weak (recall 1 at the base-rate precision), which tells
- * an agent nothing; J is 0 for any floor that cannot tell the two apart.
- */
-function separation(rep: Report): number {
-  return rep.abstention.recall - rep.abstention.falseAlarm;
-}
-
-const THRESHOLDS = [1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
-/**
- * The set's questions are written to share no content word with their answers, so it cannot
- * show what the keyword arm is for (names, numbers, rare terms an agent repeats verbatim).
- * The vector share stops at 0.9: keywords always keep a tenth, which cost the tuning half
- * nothing measurable against 1.0 (hit@1 0.571 both, user turns, USE-lite).
- */
-const WEIGHTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-const NEWER_WITHIN = [0, 0.025, 0.05, 0.1, 0.15, 0.2];
-const NEWER_WITHIN_NOW = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5];
+const MODES: (Mode | 'cosine')[] = ['hybrid', 'vector', 'keyword', 'cosine'];
 const VARIANTS: Variant[] = ['user', 'all'];
 
-/**
- * The embedder's cosine scale from unrelated pairs only (a question against turns of other
- * conversations of the tuning half): `floor` is their median, `full` their 99.9th
- * percentile. No label is used, so this calibrates the embedder, not the set.
- */
-export function calibrate(
-  conversations: Conversation[],
+/** One built store of one set and variant, asked in every mode. */
+async function buildRun(
+  store: MemoryStore,
+  set: { name: string; conversations: Conversation[] },
+  variant: Variant,
   vectors: Map<string, Float32Array>,
-): { floor: number; full: number } {
-  const tuning = conversations.filter((c) => halfOf(c) === 'tuning');
-  const cosines: number[] = [];
-  for (const [i, c] of tuning.entries()) {
-    const other = tuning[(i + 1) % tuning.length]!;
-    const turns = other.sessions.flatMap((s) => s.turns.map((t) => vectors.get(t.content)!));
-    for (const q of c.questions) {
-      const qv = vectors.get(asEmbedded(q.question))!;
-      for (const tv of turns) cosines.push(qv.reduce((sum, x, k) => sum + x * tv[k]!, 0));
-    }
-  }
-  cosines.sort((a, b) => a - b);
-  const at = (p: number) => cosines[Math.min(cosines.length - 1, Math.floor(p * cosines.length))]!;
-  return { floor: Math.round(at(0.5) * 1000) / 1000, full: Math.round(at(0.999) * 1000) / 1000 };
-}
-
-export function scoresOf(
-  asked: Asked[],
-  built: Built,
-  settings: RankSettings,
-  mode: SearchMode,
-  half?: Half,
-) {
-  return asked
-    .filter((a) => half === undefined || a.half === half)
-    .map((a) => score(a, built, settings, mode));
-}
-
-interface Run {
-  built: Built;
-  asked: Asked[];
-}
-
-/** Chooses the fusion, the vector weight and the update threshold on the tuning half, then the weak and noise floors. */
-function tune(runs: Map<string, Run>, base: RankSettings, log: (line: string) => void) {
-  let best = {
-    value: -1,
-    fusion: base.fusion,
-    vectorWeight: base.vectorWeight,
-    supersedeAbove: 1,
-    newerWithin: 0,
+  model: { model: string; dimensions: number },
+  theta: number,
+): Promise<Run & { asked: Map<Mode | 'cosine', Asked[]> }> {
+  const built = await buildKeys(store, set.conversations, variant, vectors, model, theta);
+  const asked = new Map<Mode | 'cosine', Asked[]>();
+  for (const mode of ['hybrid', 'vector', 'keyword'] as const)
+    asked.set(mode, await ask(store, built, set.conversations, vectors, mode, variant));
+  asked.set('cosine', asked.get('vector')!);
+  return {
+    set: set.name,
+    variant,
+    built,
+    asked,
+    score: (settings, mode, half) =>
+      asked
+        .get(mode)!
+        .filter((a) => half === undefined || a.half === half)
+        .map((a) => score(a, built, settings, mode)),
   };
-  for (const theta of THRESHOLDS) {
-    for (const fusion of ['convex', 'rrf'] as const) {
-      for (const vectorWeight of WEIGHTS) {
-        for (const newerWithin of NEWER_WITHIN) {
-          const settings = {
-            ...base,
-            fusion,
-            vectorWeight,
-            newerWithin,
-            newerWithinNow: newerWithin,
-            weakBelow: 0,
-            hideBelow: 0,
-          };
-          let value = 0;
-          for (const variant of VARIANTS) {
-            const run = runs.get(`${theta}/${variant}`)!;
-            value += objective(report(scoresOf(run.asked, run.built, settings, 'hybrid', 'tuning')));
-          }
-          if (value > best.value) best = { value, fusion, vectorWeight, supersedeAbove: theta, newerWithin };
-        }
-      }
-    }
-  }
-  log(
-    `memory-quality: tuned ${best.fusion} v=${best.vectorWeight} supersede>${best.supersedeAbove} newer within ${best.newerWithin}`,
-  );
-  const { supersedeAbove: _stale, ...rest } = base as RankSettings & { supersedeAbove?: number };
-  const pooled = (settings: RankSettings) =>
-    report(
-      VARIANTS.flatMap((variant) => {
-        const run = runs.get(`${best.supersedeAbove}/${variant}`)!;
-        return scoresOf(run.asked, run.built, settings, 'hybrid', 'tuning');
-      }),
-    );
-  // The window for questions about the present, once the rest is fixed (it moves only them).
-  let newerWithinNow = best.newerWithin;
-  let bestNow = -1;
-  for (const now of NEWER_WITHIN_NOW.filter((w) => w >= best.newerWithin)) {
-    const value = objective(
-      pooled({ ...rest, ...best, newerWithinNow: now, weakBelow: 0, hideBelow: 0 } as RankSettings),
-    );
-    if (value > bestNow) [bestNow, newerWithinNow] = [value, now];
-  }
-  log(`memory-quality: newer within ${newerWithinNow} for questions about the present`);
-  const chosen = (weakBelow: number, hideBelow: number): RankSettings => ({
-    ...rest,
-    fusion: best.fusion,
-    vectorWeight: best.vectorWeight,
-    newerWithin: best.newerWithin,
-    newerWithinNow,
-    weakBelow,
-    hideBelow,
-  });
-  let weakBelow = 0;
-  let bestJ = 0;
-  for (let w = 0.05; w <= 0.8; w += 0.025) {
-    const value = separation(pooled(chosen(w, 0)));
-    if (value > bestJ) [bestJ, weakBelow] = [value, Math.round(w * 1000) / 1000];
-  }
-  // The noise floor: the highest that costs the tuning half no more than 0.01 of hit@5.
-  const full = pooled(chosen(weakBelow, 0)).hitAt5;
-  let hideBelow = 0;
-  for (let h = 0.01; h <= weakBelow; h += 0.01) {
-    if (pooled(chosen(weakBelow, h)).hitAt5 >= full - 0.01) hideBelow = Math.round(h * 100) / 100;
-  }
-  return { settings: chosen(weakBelow, hideBelow), supersedeAbove: best.supersedeAbove };
 }
 
 export async function runMemoryQualitySection(
@@ -284,53 +182,53 @@ export async function runMemoryQualitySection(
   log: (line: string) => void,
 ): Promise<void> {
   const started = Date.now();
-  const conversations = loadConversations();
+  const sets = evalSets().map((set) => ({ ...set, conversations: loadConversations(set.dir) }));
+  const conversations = sets.flatMap((set) => set.conversations);
   const questions = conversations.flatMap((c) => c.questions);
   const texts = [
     ...conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => t.content))),
     ...questions.map((q) => asEmbedded(q.question)),
   ];
   log(
-    `memory-quality: ${conversations.length} conversations, ${questions.length} questions, embedder ${provider}`,
+    `memory-quality: ${sets.map((s) => `${s.name} ${s.conversations.length}`).join(', ')} conversations, ${questions.length} questions, embedder ${provider}`,
   );
   const { vectors, model } = await embedTexts({ provider } as never, texts, log);
   const base = {
     ...(SEARCH_DEFAULTS as Record<string, RankSettings>)[provider]!,
-    ...calibrate(conversations, vectors),
+    ...calibrate(conversations, vectors, asEmbedded),
   };
 
   const sqlite = await openStore('sqlite');
   const results: Record<string, unknown> = {};
   try {
-    const runs = new Map<string, Run>();
+    const runs = new Map<number, Awaited<ReturnType<typeof buildRun>>[]>();
     for (const theta of THRESHOLDS) {
-      for (const variant of VARIANTS) {
-        const built = await buildKeys(sqlite.store, conversations, variant, vectors, model, theta);
-        runs.set(`${theta}/${variant}`, {
-          built,
-          asked: await ask(sqlite.store, built, conversations, vectors, 'hybrid', variant),
-        });
-      }
+      const built = [];
+      for (const set of sets)
+        for (const variant of VARIANTS)
+          built.push(await buildRun(sqlite.store, set, variant, vectors, model, theta));
+      runs.set(theta, built);
     }
-    const chosen = tune(runs, base, log);
+    const chosen = tune((theta) => runs.get(theta)!, base, log);
     results.chosen = chosen;
+    if (process.env.MEMORY_QUALITY_EXPLAIN) explain(runs.get(chosen.supersedeAbove)!, chosen.settings, log);
     for (const kind of STORES) {
       const opened = kind === 'sqlite' ? sqlite : await openStore('postgres');
       try {
-        for (const variant of VARIANTS) {
-          const built =
-            kind === 'sqlite'
-              ? runs.get(`${chosen.supersedeAbove}/${variant}`)!.built
-              : await buildKeys(opened.store, conversations, variant, vectors, model, chosen.supersedeAbove);
-          for (const mode of ['hybrid', 'keyword'] as const) {
-            const asked =
-              kind === 'sqlite' && mode === 'hybrid'
-                ? runs.get(`${chosen.supersedeAbove}/${variant}`)!.asked
-                : await ask(opened.store, built, conversations, vectors, mode, variant);
-            for (const half of ['tuning', 'heldout'] as const) {
-              results[`${kind}/${variant}/${mode}/${half}`] = report(
-                scoresOf(asked, built, chosen.settings, mode, half),
-              );
+        for (const set of sets) {
+          for (const variant of VARIANTS) {
+            const run =
+              kind === 'sqlite'
+                ? runs.get(chosen.supersedeAbove)!.find((r) => r.set === set.name && r.variant === variant)!
+                : await buildRun(opened.store, set, variant, vectors, model, chosen.supersedeAbove);
+            for (const mode of MODES) {
+              for (const half of ['tuning', 'heldout'] as const) {
+                const scores = run.asked
+                  .get(mode)!
+                  .filter((a) => a.half === half)
+                  .map((a) => score(a, run.built, chosen.settings, mode));
+                results[`${set.name}/${kind}/${variant}/${mode}/${half}`] = report(scores);
+              }
             }
           }
         }
@@ -351,12 +249,20 @@ export async function runMemoryQualitySection(
       machine: machineInfo(),
     },
     embedder: model,
-    set: {
-      conversations: conversations.length,
-      questions: questions.length,
-      turns: texts.length - questions.length,
-      medianContentWordOverlap: overlaps[Math.floor(overlaps.length / 2)] ?? 0,
-    },
+    sets: Object.fromEntries(
+      sets.map((set) => [
+        set.name,
+        {
+          conversations: set.conversations.length,
+          questions: set.conversations.reduce((n, c) => n + c.questions.length, 0),
+          turns: set.conversations.reduce(
+            (n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0),
+            0,
+          ),
+        },
+      ]),
+    ),
+    medianContentWordOverlap: overlaps[Math.floor(overlaps.length / 2)] ?? 0,
     calibration: { floor: base.floor, full: base.full },
     ...results,
   };
@@ -372,10 +278,35 @@ export async function runMemoryQualitySection(
   log(`wrote ${file}`);
 }
 
+/**
+ * MEMORY_QUALITY_EXPLAIN=1: the tuning half's questions whose evidence the default ranks
+ * differently from its vector arm, with the query words the keyword arm matched. Tuning
+ * half only: the held-out half is reported, never looked into.
+ */
+function explain(
+  runs: Awaited<ReturnType<typeof buildRun>>[],
+  settings: RankSettings,
+  log: (line: string) => void,
+) {
+  for (const run of runs) {
+    const hybrid = run.score(settings, 'hybrid', 'tuning');
+    const vector = run.score(settings, 'vector', 'tuning');
+    const asked = run.asked.get('hybrid')!.filter((a) => a.half === 'tuning');
+    hybrid.forEach((h, i) => {
+      const v = vector[i]!;
+      if (h.rank === v.rank || !h.answerable) return;
+      const a = asked[i]!;
+      log(
+        `explain ${run.set}/${run.variant} ${a.question.id} [${a.question.type}] hybrid ${h.rank} vector ${v.rank}: ${a.question.question} (stems ${a.stems.join(' ')})`,
+      );
+    });
+  }
+}
+
 function printTable(out: Record<string, Report>): void {
-  const rows = Object.entries(out).filter(([name]) => name.split('/').length === 4);
+  const rows = Object.entries(out).filter(([name]) => name.split('/').length === 5);
   console.log(
-    '| store/variant/mode/half | hit@1 | hit@5 | MRR | newest first | abstain P / R / false alarm | false empty | p50 / p99 ms |',
+    '| set/store/variant/mode/half | hit@1 | hit@5 | MRR | newest first | abstain P / R / false alarm | false empty | p50 / p99 ms |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const [name, r] of rows) {

@@ -9,7 +9,7 @@
  * Redis round trip per request. With Redis, the next lease is fetched while the current one
  * still has a reserve, so the request path normally never waits on Redis. Leases left
  * unused for a sweep period go back to the bucket. The bound this puts on accuracy is in
- * docs/decisions.md (per-key rate limits).
+ * docs/decisions/0151-rate-limit-leases.md.
  */
 import type { Logger } from 'pino';
 import { effectivePolicy, type KeyLimits, type RatePolicy } from '../core/key-limits.ts';

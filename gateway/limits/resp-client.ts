@@ -3,7 +3,7 @@
  * over one connection, replies matched in order. It fails fast rather than queueing while
  * the server is away, because a limiter that waits on a dead store stalls every request
  * behind it; it reconnects on its own, so recovery needs no operator.
- * Why not a client library: docs/decisions.md.
+ * Why not a client library: docs/decisions/0153-own-resp-client-for-redis.md.
  */
 import { connect, type Socket } from 'node:net';
 

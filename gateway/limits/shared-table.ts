@@ -2,7 +2,7 @@
  * Per-key counters in shared memory, the same bytes in every listener thread of a process.
  * One limiter per thread would let N threads admit N times a key's budget; a MessagePort to
  * an owner thread is exact but costs tens of microseconds a request. Atomics on a
- * SharedArrayBuffer are exact and cost nanoseconds (see docs/decisions.md).
+ * SharedArrayBuffer are exact and cost nanoseconds (see docs/decisions/0150-gcra-in-shared-memory.md).
  *
  * A slot per key id: the id's 64-bit hash is claimed by compare-and-swap with linear
  * probing, so threads agree on the slot without talking. Each slot holds a GCRA

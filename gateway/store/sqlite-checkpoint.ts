@@ -26,7 +26,7 @@ export function startWalCheckpointer(
   // Under writes without pause the WAL still reaches the fallback, and that checkpoint copies
   // what the thread has not yet: with a copy every 500 ms rather than every second, the worst
   // such stall per 14,400 writes was 62-69 ms (CPU and I/O wait) against 52-453 ms, in paired
-  // store runs (docs/decisions.md, "memory_write tail (issue 25, fourth pass)").
+  // store runs (docs/decisions/0120-checkpointer-every-500-ms.md).
   const intervalMs = options.intervalMs ?? 500;
   db.pragma(`wal_autocheckpoint = ${Math.trunc(options.fallbackPages ?? 20_000)}`);
   // The thread costs about 13.6 MiB of RSS (bench -- footprint), and a store written to only

@@ -16,7 +16,7 @@
  *   message the gateway sent must be valid 2026-07-28 JSON (the suite's wire-schema-valid).
  * - A scenario in neither list (a newer suite) fails the test until it is classified.
  *
- * The same lists, with the same reasons, are in docs/decisions.md.
+ * The same lists, with the same reasons, are in docs/decisions/0012-mcp-conformance-2026-07-28.md.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

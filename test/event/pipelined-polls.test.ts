@@ -3,7 +3,7 @@
  * load tool with pipelining does). The node:http engine answers every one, in order, each
  * reported delivered once it reached the socket, so every message is handed out exactly
  * once. uWebSockets.js closes a connection on which a request arrives while an earlier
- * answer is still pending (docs/decisions.md, "Pipelined requests on the uWS engine"): the
+ * answer is still pending (docs/decisions/0011-pipelined-requests-on-uws.md): the
  * client must see the close rather than wait, and no message may be lost or handed out
  * twice, the unanswered polls' messages going back to the group.
  */

@@ -52,7 +52,7 @@ const NODE: Expected = {
 /**
  * By uWebSockets.js build (docs/protocol.md lists them). A later parser (`uwebsockets@3.0.6` on npm)
  * answers 505/400 here but also 505s a valid HTTP/1.1 request whose request line arrives in
- * two TCP segments, so it is not used (docs/decisions.md).
+ * two TCP segments, so it is not used (docs/decisions/0010-uws-build-and-http-1-0.md).
  */
 const UWS_BUILDS: Record<string, Expected> = {
   // Its parser accepts only HTTP/1.1 with Host and drops the rest silently when the

@@ -23,7 +23,13 @@ export interface RankSettings {
   full: number;
   /** Below this relevance a hit is weak: the answer may not be stored. */
   weakBelow: number;
-  /** Below this relevance a candidate is noise: left out unless include_weak. */
+  /**
+   * A candidate is noise, left out unless include_weak, when neither arm gives it this much:
+   * its semantic part and its keyword part are both under it. Judged per arm, not on the
+   * blend, so a hybrid search never hides what its own vector arm would show: a blended
+   * floor hid answers whose words were everyday ones (keyword 0) while their meaning was
+   * plain, and left answerable questions empty where `mode: "vector"` answered them.
+   */
   hideBelow: number;
   /**
    * Matches within this much of the best one left are taken newest first (0 turns it off).
@@ -169,16 +175,25 @@ export function rankCandidates(
       ? Math.min(request.recency.weight, MAX_RECENCY_WEIGHT) * 0.5 ** (age / request.recency.halfLifeDays)
       : 0;
     const order = settings.fusion === 'rrf' ? parts.rrf : parts.order;
-    return { hit, order: order + (settings.fusion === 'rrf' ? boost / RRF_K : boost), raw: parts.relevance };
+    // The strongest single arm: what the noise floor judges (see hideBelow).
+    const arm = Math.max(parts.semantic ?? 0, parts.keyword);
+    return {
+      hit,
+      order: order + (settings.fusion === 'rrf' ? boost / RRF_K : boost),
+      raw: parts.relevance,
+      arm,
+    };
   });
   const allowed = scored.filter(
     ({ hit }) => minScore === undefined || hit.keyword > 0 || (hit.cosine ?? 0) >= minScore,
   );
-  // Strong before weak whatever the boost; then the fused order; then the newer memory.
+  // Strong before weak whatever the boost; then the fused order; then more of the query's
+  // words (the keyword arm's part when the vector share is 1); then the newer memory.
   allowed.sort(
     (a, b) =>
       Number(a.hit.weak) - Number(b.hit.weak) ||
       b.order - a.order ||
+      b.hit.keyword - a.hit.keyword ||
       b.hit.memory.createdAt - a.hit.memory.createdAt,
   );
   const within = request.asksNow
@@ -190,7 +205,7 @@ export function rankCandidates(
   const shown =
     request.includeWeak || minScore !== undefined
       ? allowed
-      : allowed.filter((s) => s.raw >= settings.hideBelow);
+      : allowed.filter((s) => s.arm >= settings.hideBelow);
   return {
     hits: shown.slice(0, request.limit).map((s) => s.hit),
     best: best === null ? null : round(best),

@@ -40,8 +40,8 @@ export type MemorySettings = z.output<typeof memorySettings>;
 /**
  * Per-provider search settings (see ranking.ts for what each means). `floor` and `full`
  * describe the embedder's cosine scale; the rest were chosen on the tuning half of the
- * conversation set by `npm run bench -- memory-quality` (docs/decisions.md, Memory search
- * quality). `supersedeAbove` is the cosine over which a newer memory of the same key and
+ * conversation set by `npm run bench -- memory-quality` (docs/decisions/0102-conversation-quality-set.md
+ * and the records after it). `supersedeAbove` is the cosine over which a newer memory of the same key and
  * namespace marks an older one superseded (1 turns the rule off).
  * `openai` has no local measurement (no network here); its scale is text-embedding-3-small's.
  */

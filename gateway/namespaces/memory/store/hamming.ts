@@ -4,7 +4,7 @@
  * The kernel is a few dozen hand-assembled WebAssembly instructions: xor and `i64.popcnt`,
  * which V8 compiles to the CPU's POPCNT. On this project's 2-core machine it scans 100k
  * 512-bit vectors in about 0.75 ms, against 5.8 ms for the same loop in JavaScript and
- * 14 ms for sqlite-vec 0.1.9's partitioned bit KNN at k = 120 (docs/decisions.md, Memory).
+ * 14 ms for sqlite-vec 0.1.9's partitioned bit KNN at k = 120 (docs/decisions/0090-hamming-scan-in-webassembly.md).
  *
  * scan(query, base, rows, words, out): for each of `rows` vectors of `words` 64-bit words
  * stored from byte `base`, write popcount(vector xor query) as a u16 to `out` (row order).

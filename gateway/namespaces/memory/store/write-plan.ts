@@ -202,7 +202,7 @@ export async function runWritePlanAsync(
 export const SUPERSEDE_NEIGHBOURS = 16;
 
 /**
- * The automatic update rule (see ranking.ts and docs/decisions.md): each given memory, once
+ * The automatic update rule (see ranking.ts and docs/decisions/0086-knowledge-updates-add-only.md): each given memory, once
  * embedded, supersedes the older current memories of its key and namespace whose vectors lie
  * within `minSimilarity` cosine of its own, among its SUPERSEDE_NEIGHBOURS nearest. Pinned
  * and upsert-keyed memories are never superseded this way (their writers manage them).
