@@ -18,7 +18,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -98,9 +97,13 @@ async function aptGet(args: string[], cwd: string): Promise<void> {
 }
 
 async function extract(tool: DebianTool, target: string): Promise<void> {
-  const work = await mkdtemp(join(tmpdir(), `deb-${tool.package}-`));
+  // Unpacked beside its final place: a rename from /tmp fails when /tmp is another file
+  // system (a tmpfs), and the tool would then be skipped for no good reason.
+  await mkdir(cacheDir, { recursive: true });
+  const work = await mkdtemp(join(cacheDir, `.${tool.package}-`));
   try {
-    // apt drops root to `_apt` for downloads: let it write here, or it warns and downloads as root.
+    // apt drops root to `_apt` for downloads: let it write here (where it cannot reach the
+    // folder, it warns and downloads as root, which works too).
     await chmod(work, 0o777);
     await aptGet(['download', '-q', tool.package], work);
     const deb = (await readdir(work)).find((name) => name.endsWith('.deb'));
@@ -110,7 +113,6 @@ async function extract(tool: DebianTool, target: string): Promise<void> {
     await exec('dpkg-deb', ['-x', join(work, deb), unpacked], LONG);
     const binary = join(unpacked, 'usr', 'bin', tool.binary);
     if (!existsSync(binary)) throw new Error(`${deb} has no usr/bin/${tool.binary}`);
-    await mkdir(cacheDir, { recursive: true });
     // Renamed into place only when whole: a run stopped mid-way leaves no half-written tool.
     await rename(binary, target);
   } finally {
