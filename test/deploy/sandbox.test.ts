@@ -122,7 +122,7 @@ test("both processes serve inside the units' walls: read-only system, writable D
         if (child.exitCode !== null) throw new Error(`the sandbox exited:\n${output}`);
         return (await fetch(`${ops}/readyz`).catch(() => null))?.status === 200 ? true : undefined;
       },
-      { what: '/readyz inside the sandbox', timeoutMs: 60_000, intervalMs: 200 },
+      { what: '/readyz inside the sandbox', timeoutMs: 120_000, intervalMs: 200 },
     );
     const event = `http://127.0.0.1:${port}/event/mcp`;
     const topic = `sandbox-${randomUUID()}`;
@@ -136,7 +136,7 @@ test("both processes serve inside the units' walls: read-only system, writable D
         const got = await call(memory, key.key, 'memory_get', { id });
         return got.embedding_status === 'ready' ? true : undefined;
       },
-      { what: "the memory's embedding inside the sandbox", timeoutMs: 60_000, intervalMs: 250 },
+      { what: "the memory's embedding inside the sandbox", timeoutMs: 120_000, intervalMs: 250 },
     );
     const audit = await readFile(join(dataDir, 'audit.log'), 'utf8');
     assert.match(audit, /"tool":"event_publish","outcome":"ok"/);
