@@ -89,11 +89,15 @@ export function promqlReferences(expr: string): References {
  */
 export const TARGET_LABELS = new Set(['instance', 'job']);
 
+/** Series Prometheus itself writes for every target (only `up` is used here): never in a scrape. */
+export const SCRAPE_SERIES = new Set(['up']);
+
 /** What an expression reads that the scrape does not expose, one line per problem (empty: all there). */
 export function missingFrom(exposed: Exposed, expr: string, alsoLabels: Iterable<string> = []): string[] {
   const refs = promqlReferences(expr);
   const problems: string[] = [];
-  for (const metric of refs.metrics) if (!exposed.has(metric)) problems.push(`no metric ${metric}`);
+  for (const metric of refs.metrics)
+    if (!exposed.has(metric) && !SCRAPE_SERIES.has(metric)) problems.push(`no metric ${metric}`);
   for (const { metric, label } of refs.matchers) {
     if (TARGET_LABELS.has(label) || label === '__name__') continue;
     if (metric && exposed.has(metric) && !exposed.get(metric)!.has(label))
