@@ -82,8 +82,16 @@ export function stored(turn: Turn, variant: Variant): boolean {
   return variant === 'all' || turn.role === 'user';
 }
 
-/** Session date plus a minute per turn: the order the memories were written in. */
+/**
+ * Session date plus a minute per turn: the order the memories were written in. With
+ * MEMORY_QUALITY_TIMES=undated every turn is written a second after the one before, with
+ * no session dates, as an agent writing a whole chat in one burst would.
+ */
 export function turnTime(conversation: Conversation, session: number, turn: number): number {
+  if (process.env.MEMORY_QUALITY_TIMES === 'undated') {
+    const before = conversation.sessions.slice(0, session).reduce((n, s) => n + s.turns.length, 0);
+    return Date.parse('2026-01-01T00:00:00Z') + (before + turn) * 1000;
+  }
   return Date.parse(conversation.sessions[session]!.date) + turn * 60_000;
 }
 

@@ -51,7 +51,7 @@ export const THRESHOLDS = [1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
 /**
  * The vector share. Only 1 is searched: the keyword arm then orders nothing by itself; it
  * breaks exact ties, rescues what the vector arm calls noise (see hideBelow) and ranks
- * memories not embedded yet. Measured on both sets (docs/decisions/0301): every smaller
+ * memories not embedded yet. Measured on both sets (docs/decisions/0301-memory-default-never-under-vector.md): every smaller
  * share that the tuning halves preferred (0.95 best) lost hit@1 to `mode: "vector"` on a
  * held-out half, because the sets' questions share no content word with their answers
  * (conversations) or share only everyday ones (chats). MEMORY_QUALITY_WEIGHTS=0.3,…,1
@@ -60,6 +60,7 @@ export const THRESHOLDS = [1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
 const WEIGHTS = (process.env.MEMORY_QUALITY_WEIGHTS ?? '1').split(',').map(Number);
 const NEWER_WITHIN = [0, 0.025, 0.05, 0.1, 0.15, 0.2];
 const NEWER_WITHIN_NOW = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5];
+const CHANGED_WITHIN = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1];
 
 /**
  * The embedder's cosine scale from unrelated pairs only (a question against turns of other
@@ -152,40 +153,49 @@ export function tune(
   const { supersedeAbove: _stale, ...rest } = base as RankSettings & { supersedeAbove?: number };
   const pooled = (settings: RankSettings, mode: Mode = 'hybrid') =>
     report(runs.flatMap((run) => run.score(settings, mode, 'tuning')));
-  const at = (newerWithinNow: number, weakBelow: number, hideBelow: number): RankSettings => ({
+  type Windows = Pick<RankSettings, 'newerWithinNow' | 'changedWithin' | 'changedWithinNow'>;
+  const at = (windows: Windows, weakBelow: number, hideBelow: number): RankSettings => ({
     ...rest,
     fusion: best.fusion,
     vectorWeight: best.vectorWeight,
     newerWithin: best.newerWithin,
-    newerWithinNow,
+    ...windows,
     weakBelow,
     hideBelow,
   });
-  // The window for questions about the present, once the rest is fixed (it moves only them).
-  let newerWithinNow = best.newerWithin;
+  // The windows for questions about the present and for memories that say something
+  // changed, once the rest is fixed (they move only newer matches past older ones).
+  let windows: Windows = { newerWithinNow: best.newerWithin };
   let bestNow = -1;
   for (const now of NEWER_WITHIN_NOW.filter((w) => w >= best.newerWithin)) {
-    const settings = at(now, 0, 0);
-    const value = objective(pooled(settings));
-    if (value > bestNow && holdsAgainstVector(runs, plain, settings))
-      [bestNow, newerWithinNow] = [value, now];
+    for (const changed of CHANGED_WITHIN.filter((w) => w >= best.newerWithin)) {
+      for (const changedNow of CHANGED_WITHIN.filter((w) => w >= now)) {
+        const candidate = { newerWithinNow: now, changedWithin: changed, changedWithinNow: changedNow };
+        const settings = at(candidate, 0, 0);
+        const value = objective(pooled(settings));
+        if (value > bestNow && holdsAgainstVector(runs, plain, settings))
+          [bestNow, windows] = [value, candidate];
+      }
+    }
   }
-  log(`memory-quality: newer within ${newerWithinNow} for questions about the present`);
+  log(
+    `memory-quality: newer within ${windows.newerWithinNow} for questions about the present; a memory saying something changed within ${windows.changedWithin} (${windows.changedWithinNow} about the present)`,
+  );
   let weakBelow = 0;
   let bestJ = 0;
   for (let w = 0.05; w <= 0.8; w += 0.025) {
     // Weak hits rank under strong ones, so the floor moves the order too: it must keep the
     // default at least as good as both arms.
-    const settings = at(newerWithinNow, Math.round(w * 1000) / 1000, 0);
+    const settings = at(windows, Math.round(w * 1000) / 1000, 0);
     const value = separation(pooled(settings));
     if (value > bestJ && holdsAgainstVector(runs, plain, settings))
       [bestJ, weakBelow] = [value, settings.weakBelow];
   }
   // No noise floor: every floor the tuning halves allowed (0.03 the highest) cost a held-out
-  // half hit@5 against plain cosine (docs/decisions/0301). Weak hits stay in the answer,
+  // half hit@5 against plain cosine (docs/decisions/0301-memory-default-never-under-vector.md). Weak hits stay in the answer,
   // flagged weak, and the note says the answer may not be stored.
   const hideBelow = 0;
-  const settings = at(newerWithinNow, weakBelow, hideBelow);
+  const settings = at(windows, weakBelow, hideBelow);
   log(`memory-quality: weak under ${weakBelow}, hidden under ${hideBelow}`);
   return { settings, supersedeAbove: best.supersedeAbove, refused };
 }

@@ -38,6 +38,8 @@ const STORES = (['sqlite', 'postgres'] as const).filter(
   (kind) => !process.env.MEMORY_QUALITY_STORES || process.env.MEMORY_QUALITY_STORES.split(',').includes(kind),
 );
 const LIMIT = 10;
+/** MEMORY_QUALITY_TIMES=undated: every turn written a second apart, no session dates (see turnTime). */
+const UNDATED = process.env.MEMORY_QUALITY_TIMES === 'undated';
 /** What the service embeds for a query (MEMORY_QUALITY_VOICE=raw measures the question as asked). */
 const asEmbedded = (question: string) =>
   process.env.MEMORY_QUALITY_VOICE === 'raw' ? question : firstPersonQuery(question);
@@ -202,14 +204,19 @@ export async function runMemoryQualitySection(
   const results: Record<string, unknown> = {};
   try {
     const runs = new Map<number, Awaited<ReturnType<typeof buildRun>>[]>();
-    for (const theta of THRESHOLDS) {
+    // Undated: the shipped constants are measured, not chosen again (the order of writes
+    // is all that changes, so the tuning question was answered on the dated runs).
+    const shipped = SEARCH_DEFAULTS[provider];
+    for (const theta of UNDATED ? [shipped.supersedeAbove] : THRESHOLDS) {
       const built = [];
       for (const set of sets)
         for (const variant of VARIANTS)
           built.push(await buildRun(sqlite.store, set, variant, vectors, model, theta));
       runs.set(theta, built);
     }
-    const chosen = tune((theta) => runs.get(theta)!, base, log);
+    const chosen = UNDATED
+      ? { settings: shipped as RankSettings, supersedeAbove: shipped.supersedeAbove, refused: 0 }
+      : tune((theta) => runs.get(theta)!, base, log);
     results.chosen = chosen;
     if (process.env.MEMORY_QUALITY_EXPLAIN) explain(runs.get(chosen.supersedeAbove)!, chosen.settings, log);
     for (const kind of STORES) {
@@ -271,7 +278,7 @@ export async function runMemoryQualitySection(
     benchRoot,
     'bench',
     'results',
-    provider === 'local' ? 'memory-quality.json' : `memory-quality-${provider}.json`,
+    `memory-quality${provider === 'local' ? '' : `-${provider}`}${UNDATED ? '-undated' : ''}.json`,
   );
   if (STORES.length < 2) return log('memory-quality: one store only; results file left as it was');
   await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);

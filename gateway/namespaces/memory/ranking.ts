@@ -1,5 +1,6 @@
 import { textStems } from './store/text.ts';
 import type { Candidate, MemoryRecord, SearchCandidates } from './store/types.ts';
+import { statesChange } from './updates.ts';
 
 /**
  * How a search's candidates become an answer, the same for both stores.
@@ -43,6 +44,14 @@ export interface RankSettings {
    * may lead from further behind; past the window the better match still wins.
    */
   newerWithinNow: number;
+  /**
+   * The window for a newer match that says something changed ("now", "moved", "sold": see
+   * statesChange), and the same for a question about the present. Such a memory is likely
+   * the new value of a fact the older match states, so it may lead from further behind
+   * than a merely newer one, which is not lifted past newerWithin. Unset: newerWithin(Now).
+   */
+  changedWithin?: number;
+  changedWithinNow?: number;
 }
 
 export interface RankRequest {
@@ -196,10 +205,15 @@ export function rankCandidates(
       b.hit.keyword - a.hit.keyword ||
       b.hit.memory.createdAt - a.hit.memory.createdAt,
   );
-  const within = request.asksNow
+  const plain = request.asksNow
     ? Math.max(settings.newerWithin, settings.newerWithinNow)
     : settings.newerWithin;
-  newestAmongEquals(allowed, settings.fusion === 'rrf' ? within / RRF_K : within);
+  const changed = Math.max(
+    plain,
+    (request.asksNow ? settings.changedWithinNow : settings.changedWithin) ?? plain,
+  );
+  const scale = settings.fusion === 'rrf' ? 1 / RRF_K : 1;
+  newestAmongEquals(allowed, plain * scale, changed * scale);
   const best = scored.length === 0 ? null : Math.max(...scored.map((s) => s.raw));
   // An explicit min_score is the caller's own floor: it replaces the noise floor.
   const shown =
@@ -216,18 +230,33 @@ export function rankCandidates(
 
 /**
  * Reorders sorted candidates in place: each next place goes to the newest candidate whose
- * order is within `within` of the best one left (and of the same strong/weak class), so a
- * near tie between an old and a new statement of a fact goes to the new one. Quadratic in
- * the candidates, which are at most a few hundred.
+ * order is within the window of the best one left (and of the same strong/weak class), so
+ * a near tie between an old and a new statement of a fact goes to the new one. A candidate
+ * that says something changed gets the `changed` window, any other the `plain` one.
+ * Quadratic in the candidates, which are at most a few hundred.
  */
-function newestAmongEquals(sorted: { hit: RankedHit; order: number }[], within: number): void {
-  if (within <= 0) return;
+function newestAmongEquals(
+  sorted: { hit: RankedHit; order: number }[],
+  plain: number,
+  changed: number,
+): void {
+  const widest = Math.max(plain, changed);
+  if (widest <= 0) return;
+  const saysChange = new Map<RankedHit, boolean>();
+  const windowOf = (hit: RankedHit) => {
+    if (changed <= plain) return plain;
+    let says = saysChange.get(hit);
+    if (says === undefined) saysChange.set(hit, (says = statesChange(hit.memory.content)));
+    return says ? changed : plain;
+  };
   for (let i = 0; i < sorted.length; i++) {
     const lead = sorted[i]!;
     let pick = i;
     for (let j = i + 1; j < sorted.length; j++) {
       const other = sorted[j]!;
-      if (other.hit.weak !== lead.hit.weak || lead.order - other.order > within) break;
+      const gap = lead.order - other.order;
+      if (gap > widest) break;
+      if (gap > windowOf(other.hit)) continue;
       if (other.hit.memory.createdAt > sorted[pick]!.hit.memory.createdAt) pick = j;
     }
     if (pick !== i) sorted.splice(i, 0, ...sorted.splice(pick, 1));

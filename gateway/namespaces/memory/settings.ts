@@ -39,9 +39,9 @@ export type MemorySettings = z.output<typeof memorySettings>;
 
 /**
  * Per-provider search settings (see ranking.ts for what each means). `floor` and `full`
- * describe the embedder's cosine scale; the rest were chosen on the tuning half of the
- * conversation set by `npm run bench -- memory-quality` (docs/decisions/0102-conversation-quality-set.md
- * and the records after it). `supersedeAbove` is the cosine over which a newer memory of the same key and
+ * describe the embedder's cosine scale; the rest were chosen on the tuning halves of the
+ * evaluation sets by `npm run bench -- memory-quality` (docs/decisions/0102-conversation-quality-set.md,
+ * 0301-memory-default-never-under-vector.md). `supersedeAbove` is the cosine over which a newer memory of the same key and
  * namespace marks an older one superseded (1 turns the rule off).
  * `openai` has no local measurement (no network here); its scale is text-embedding-3-small's.
  */
@@ -61,15 +61,20 @@ export const SEARCH_DEFAULTS: Record<MemorySettings['MEMORY_EMBEDDINGS'], Provid
     newerWithinNow: 0.4,
     supersedeAbove: 0.8,
   },
+  // Chosen on both sets' tuning halves under the rule that hybrid never loses to its vector
+  // arm or to plain cosine (docs/decisions/0301-memory-default-never-under-vector.md): keywords break ties and rank memories not
+  // embedded yet, and nothing is hidden as noise (weak hits are flagged instead).
   minilm: {
     fusion: 'convex',
-    vectorWeight: 0.7,
-    floor: 0.058,
-    full: 0.404,
-    weakBelow: 0.55,
-    hideBelow: 0.08,
-    newerWithin: 0.05,
-    newerWithinNow: 0.3,
+    vectorWeight: 1,
+    floor: 0.065,
+    full: 0.43,
+    weakBelow: 0.775,
+    hideBelow: 0,
+    newerWithin: 0,
+    newerWithinNow: 0,
+    changedWithin: 0,
+    changedWithinNow: 0.75,
     supersedeAbove: 1,
   },
   openai: {
