@@ -7,10 +7,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { Kafka, logLevel } from 'kafkajs';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
 import { BrokerWorkerClient } from '../gateway/broker-client/index.ts';
 import { type BenchChild, startChild } from './child.ts';
+import { retryRetriable } from './kafka-retry.ts';
 import { callTool, toolsCallBody } from './mcp-call.ts';
 import { closedLoop, summarize } from './stats.ts';
 
@@ -53,18 +54,32 @@ export async function startStack(
   };
 }
 
-export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+/** One admin call on a fresh client, disconnected even when the call fails. */
+async function withAdmin<T>(bootstrap: string, use: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  await createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor: 1 }]);
-  await admin.disconnect();
+  try {
+    return await use(admin);
+  } finally {
+    await admin.disconnect();
+  }
 }
 
+export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+  await retryRetriable(() =>
+    withAdmin(bootstrap, (admin) =>
+      createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor: 1 }]),
+    ),
+  );
+}
+
+/**
+ * Records in the topic now. Asked right after createTopic, the partitions' leadership may
+ * still be settling (NOT_LEADER_OR_FOLLOWER on a fresh machine): retried, each time on a
+ * new client so the metadata is read again.
+ */
 async function messagesIn(bootstrap: string, topic: string): Promise<number> {
-  const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  const offsets = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
+  const offsets = await retryRetriable(() => withAdmin(bootstrap, (admin) => admin.fetchTopicOffsets(topic)));
   return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
 }
 

@@ -3,6 +3,7 @@
  * the same machine, printed as a table and written to bench/results/. Only the ratios
  * travel between machines.
  */
+import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
@@ -18,7 +19,8 @@ import { machineInfo } from './machine.ts';
 import { runMemorySection } from './memory.ts';
 import { runMemoryQualitySection } from './memory-quality.ts';
 import { runOpsSection } from './ops.ts';
-import { benchProvenance, shareOfC64 } from './provenance.ts';
+import { benchProvenance } from './provenance.ts';
+import { BenchPhaseError, inPhase, type Measured, resultsOf, tableOf } from './report.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
@@ -26,8 +28,16 @@ const plan = quick
   : { frontSeconds: 8, publishSeconds: 6, warmPolls: 300, ephemeralPolls: 10, groups: 1000, idleMs: 15_000 };
 const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
-const share = (part: number, whole: number) => Math.round((part / whole) * 10_000) / 10_000;
-const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
+
+// The broker worker runs from dist/ as the Procfile starts it, so a fresh clone (or a source
+// change since the last build) would otherwise fail, or measure old code. Incremental: seconds
+// when nothing changed.
+if (
+  spawnSync(process.execPath, [join(benchRoot, 'scripts', 'build.mjs')], { stdio: 'inherit' }).status !== 0
+) {
+  log('bench phase "build" failed: npm run build did not succeed (its output is above)');
+  process.exit(1);
+}
 
 // `npm run bench -- memory-quality [--embedder minilm]`: retrieval quality on the conversation set.
 if (process.argv.includes('memory-quality')) {
@@ -101,151 +111,62 @@ const started = Date.now();
 log(
   `${quick ? 'quick' : 'full'} run; starting two local Kafka brokers (rebalance delay 0 and the default 3000 ms)`,
 );
-const [fast, managedLike] = await Promise.all([startPrivateKafka(0), startPrivateKafka(3000)]);
+// Each phase's result is kept as it finishes: a later phase failing (a broker answering
+// oddly on a fresh machine) must not throw away the figures already measured.
+const m: Partial<Measured> = {};
+let failure: BenchPhaseError | undefined;
+const brokers = await inPhase('kafka start', () =>
+  Promise.all([startPrivateKafka(0), startPrivateKafka(3000)]),
+);
+const [fast, managedLike] = brokers;
 try {
-  const front = await benchFrontend(plan.frontSeconds, log);
+  m.front = await inPhase('frontend', () => benchFrontend(plan.frontSeconds, log));
   // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.
-  const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
+  m.eras = await inPhase('eras', () => benchEras(quick ? 2 : 3, quick ? 1 : 5, log));
   // Rate limits, tracing and fairness; also written to bench/results/ops.json.
-  const ops = await runOpsSection(quick, log);
-
-  const publishStack = await startStack(fast.kafka.plaintext);
-  const publish = await benchPublish(
-    fast.kafka.plaintext,
-    publishStack,
-    [1, 16, 64, 256],
-    plan.publishSeconds,
-    log,
-  ).finally(() => publishStack.stop());
-
-  const provenance = await benchProvenance(fast.kafka.plaintext, plan.publishSeconds, log);
-
-  const consumeStack = await startStack(managedLike.kafka.plaintext);
-  const consume = await benchConsume(
-    managedLike.kafka.plaintext,
-    consumeStack,
-    plan.warmPolls,
-    plan.ephemeralPolls,
-    log,
-  ).finally(() => consumeStack.stop());
-
-  const scale = await benchScale(fast.kafka.plaintext, plan.groups, plan.idleMs, log);
-
-  const c64 = publish.find((row) => row.concurrency === 64)!;
-  const results = {
-    run: {
-      mode: quick ? 'quick' : 'full',
-      date: new Date().toISOString(),
-      seconds: Math.round((Date.now() - started) / 1000),
-      machine: { ...machineInfo(), engine: front.engineBuild },
-    },
-    toolsList: front.toolsList,
-    reject401: front.reject401,
-    eras,
-    ops,
-    publish: {
-      c64: {
-        rps: c64.rps,
-        kafkajsRps: c64.kafkajsRps,
-        p50Ms: c64.p50Ms,
-        p99Ms: c64.p99Ms,
-        kafkajsP99Ms: c64.kafkajsP99Ms,
-      },
-      byConcurrency: publish,
-    },
-    consume,
-    provenance: {
-      ...provenance,
-      hmacSignShareOfC64: shareOfC64(provenance.hmac.signUs, provenance.unsignedC64Rps),
-      ed25519SignShareOfC64: shareOfC64(provenance.ed25519.signUs, provenance.unsignedC64Rps),
-      hmacVerifyShareOfWarmPoll: share(provenance.hmac.verifyUs * 10, consume.warmP50Ms * 1000),
-      ed25519VerifyShareOfWarmPoll: share(provenance.ed25519.verifyUs * 10, consume.warmP50Ms * 1000),
-    },
-    rss: {
-      gatewayIdleMb: scale.gatewayIdleMb,
-      workerIdleMb: scale.workerIdleMb,
-      groups: scale.groups,
-      workerAfter1000GroupsMb: scale.workerAfterGroupsMb,
-      liveConsumersAfterGroups: scale.liveConsumersAfterGroups,
-      liveConsumersAfterIdle: scale.liveConsumersAfterIdle,
-      workerAfterIdleMb: scale.workerAfterIdleMb,
-    },
+  m.ops = await inPhase('ops', () => runOpsSection(quick, log));
+  m.publish = await inPhase('publish', async () => {
+    const stack = await startStack(fast.kafka.plaintext);
+    return benchPublish(fast.kafka.plaintext, stack, [1, 16, 64, 256], plan.publishSeconds, log).finally(() =>
+      stack.stop(),
+    );
+  });
+  m.provenance = await inPhase('provenance', () =>
+    benchProvenance(fast.kafka.plaintext, plan.publishSeconds, log),
+  );
+  m.consume = await inPhase('consume', async () => {
+    const stack = await startStack(managedLike.kafka.plaintext);
+    return benchConsume(managedLike.kafka.plaintext, stack, plan.warmPolls, plan.ephemeralPolls, log).finally(
+      () => stack.stop(),
+    );
+  });
+  m.scale = await inPhase('scale', () => benchScale(fast.kafka.plaintext, plan.groups, plan.idleMs, log));
+} catch (error) {
+  failure = error instanceof BenchPhaseError ? error : new BenchPhaseError('unknown', error);
+}
+try {
+  const run = {
+    mode: quick ? 'quick' : 'full',
+    date: new Date().toISOString(),
+    seconds: Math.round((Date.now() - started) / 1000),
+    machine: machineInfo(),
   };
-
-  const rows: Array<[string, string, string, string]> = [
-    ...frontendRows(front),
-    ...eraRows(eras),
-    ...publish.map((row): [string, string, string, string] => [
-      `event_publish c${row.concurrency} rps (p50/p99 ms)`,
-      `${row.rps} (${row.p50Ms}/${row.p99Ms})`,
-      `kafkajs send ${row.kafkajsRps} (${row.kafkajsP50Ms}/${row.kafkajsP99Ms})`,
-      `${ratio(row.rps, row.kafkajsRps)}×`,
-    ]),
-    ...(
-      [
-        ['HMAC', provenance.hmac],
-        ['Ed25519', provenance.ed25519],
-      ] as const
-    ).map(([name, cost]): [string, string, string, string] => [
-      `event_publish c64 rps signing with ${name} (p99 ms)`,
-      `${cost.c64Rps} (${cost.p99Ms})`,
-      `no signing key ${provenance.unsignedC64Rps} (${provenance.unsignedP99Ms})`,
-      `${ratio(cost.c64Rps, provenance.unsignedC64Rps)}×`,
-    ]),
-    [
-      'stamp + sign µs per publish: HMAC / Ed25519',
-      `${provenance.hmac.signUs} / ${provenance.ed25519.signUs}`,
-      `c64 call time ${Math.round(1e6 / provenance.unsignedC64Rps)} µs`,
-      `${percent(results.provenance.hmacSignShareOfC64)} / ${percent(results.provenance.ed25519SignShareOfC64)}`,
-    ],
-    [
-      'verify µs per consumed message: HMAC / Ed25519',
-      `${provenance.hmac.verifyUs} / ${provenance.ed25519.verifyUs}`,
-      `warm 10-message poll ${consume.warmP50Ms} ms`,
-      `${percent(results.provenance.hmacVerifyShareOfWarmPoll)} / ${percent(results.provenance.ed25519VerifyShareOfWarmPoll)}`,
-    ],
-    [
-      'event_consume warm p50 / p99 ms',
-      `${consume.warmP50Ms} / ${consume.warmP99Ms}`,
-      `per-call consumer ${consume.ephemeralP50Ms} / ${consume.ephemeralP99Ms}`,
-      `${ratio(consume.ephemeralP50Ms, consume.warmP50Ms)}× faster`,
-    ],
-    [
-      'event_consume warm p50 / p99 ms beside the bare commit (commit now follows the answer)',
-      `${consume.warmP50Ms} / ${consume.warmP99Ms}`,
-      `kafkajs commitOffsets ${consume.commitFloorP50Ms} / ${consume.commitFloorP99Ms}`,
-      `${ratio(consume.warmP50Ms, consume.commitFloorP50Ms)}×`,
-    ],
-    [
-      'first poll of a new group ms (delay 3000)',
-      `${consume.firstPollMs} (${consume.firstPollCount} msgs)`,
-      '',
-      '',
-    ],
-    ['RSS idle MB: gateway / worker', `${scale.gatewayIdleMb} / ${scale.workerIdleMb}`, '', ''],
-    [
-      `worker RSS MB after ${scale.groups} groups`,
-      `${scale.workerAfterGroupsMb}`,
-      `live consumers ${scale.liveConsumersAfterGroups}`,
-      '',
-    ],
-    [
-      `after idle (${plan.idleMs} ms)`,
-      `${scale.workerAfterIdleMb}`,
-      `live consumers ${scale.liveConsumersAfterIdle}`,
-      '',
-    ],
-  ];
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), 8));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(line(['measurement', 'ours', 'baseline (same run)', 'ratio']));
-  console.log(line(widths.map((w) => '-'.repeat(w))));
-  for (const row of rows) console.log(line(row));
-
-  const file = join(benchRoot, 'bench', 'results', quick ? 'quick.json' : 'latest.json');
-  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
-  log(`wrote ${file} after ${results.run.seconds} s`);
-  await runMemorySection(quick, log);
+  const failed = failure ? { phase: failure.phase, message: failure.message } : undefined;
+  console.log(tableOf(m, plan.idleMs));
+  // A failed run's figures go beside the last good ones, not over them: latest.json is
+  // committed and quoted in docs/performance.md.
+  const name = `${quick ? 'quick' : 'latest'}${failure ? '.partial' : ''}.json`;
+  const file = join(benchRoot, 'bench', 'results', name);
+  await writeFile(file, `${JSON.stringify(resultsOf(m, run, failed), null, 2)}\n`);
+  log(`wrote ${file} after ${run.seconds} s${failure ? ` (partial: ${failure.message})` : ''}`);
+  if (!failure) await inPhase('memory', () => runMemorySection(quick, log));
+} catch (error) {
+  failure ??= error instanceof BenchPhaseError ? error : new BenchPhaseError('report', error);
 } finally {
   await Promise.all([fast.cleanup(), managedLike.cleanup()]);
+}
+if (failure) {
+  log(failure.message);
+  console.error(failure.cause);
+  process.exit(1);
 }

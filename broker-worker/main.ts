@@ -46,7 +46,10 @@ async function main(): Promise<void> {
     token: settings.token,
     deadlineError: service.deadlineError,
   });
-  service.metrics = new WorkerMetrics(() => server.inFlight);
+  service.metrics = new WorkerMetrics(
+    () => server.inFlight,
+    service.configured ? () => service.health.reachable : undefined,
+  );
   const tracing = await startTracing(process.env, 'mcp-broker-worker', (line) => logger.info(line));
   service.tracer = tracing?.tracer ?? null;
   try {

@@ -49,14 +49,25 @@ const WORKER_METRICS = {
   },
 } as const;
 
+/** Only for a worker with a broker configured: without one there is nothing to be up or down. */
+const BROKER_METRICS = {
+  up: {
+    kind: 'gauge',
+    name: 'mcp_broker_up',
+    help: "Whether the broker answered the worker's latest probe (a DescribeCluster every 2 s): 1 yes, 0 no or not yet",
+  },
+} as const;
+
 class LoadedMetrics {
   readonly registry: Registry;
   private readonly metrics: Metrics<typeof WORKER_METRICS>;
 
-  constructor(queueDepth: () => number) {
+  constructor(queueDepth: () => number, brokerReachable: (() => boolean | null) | undefined) {
     const prom = promClient();
     this.registry = new prom.Registry();
     this.metrics = declareMetrics(prom, this.registry, WORKER_METRICS, { queueDepth });
+    if (brokerReachable)
+      declareMetrics(prom, this.registry, BROKER_METRICS, { up: () => (brokerReachable() === true ? 1 : 0) });
     prom.collectDefaultMetrics({ register: this.registry, prefix: 'broker_worker_' });
   }
 
@@ -76,12 +87,16 @@ export class WorkerMetrics {
   private loaded: LoadedMetrics | null = null;
   private pending: Observation[] | null = [];
 
-  constructor(private readonly queueDepth: () => number) {}
+  /** `brokerReachable` is the probe's verdict, given only when the worker has a broker configured. */
+  constructor(
+    private readonly queueDepth: () => number,
+    private readonly brokerReachable?: () => boolean | null,
+  ) {}
 
   /** Loads prom-client (once) and counts what was kept before. */
   get registry(): Registry {
     if (!this.loaded) {
-      this.loaded = new LoadedMetrics(this.queueDepth);
+      this.loaded = new LoadedMetrics(this.queueDepth, this.brokerReachable);
       for (const observation of this.pending ?? []) this.loaded.observe(observation);
       this.pending = null;
     }

@@ -16,7 +16,12 @@ import type { AccessHooks } from './mcp/access.ts';
 import { type CompiledNamespace, compileNamespace } from './mcp/namespace.ts';
 import { guardToolArguments, scopeAccess } from './mcp/scope-access.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
-import { type AnyNamespace, mountNamespaces, namespaceHealthChecks } from './namespaces/registry.ts';
+import {
+  type AnyNamespace,
+  mountNamespaces,
+  namespaceBacklogs,
+  namespaceHealthChecks,
+} from './namespaces/registry.ts';
 import { auditLine, isAudited } from './ops/audit.ts';
 import type { GatewayMetrics } from './ops/metrics.ts';
 import type { RequestObserver } from './ops/observer.ts';
@@ -251,6 +256,10 @@ export async function startGateway({
   const server = await engine.listen({ ...listening, sharedPort, clientAddressOf }, requests.handler);
   let draining = false;
   const checks = readinessChecks(store, broker, rateGate, mounted);
+  metrics?.watchProcess({
+    readiness: () => runReadiness(checks, draining),
+    backlogs: () => namespaceBacklogs(mounted),
+  });
   log.info(
     {
       engine: engine.name,

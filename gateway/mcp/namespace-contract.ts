@@ -57,6 +57,12 @@ export interface NamespaceParts {
    * and the broker worker has its own readiness check.
    */
   health?(): Promise<HealthReport>;
+  /**
+   * Work the namespace has queued and not yet done (memory: memories waiting for their
+   * embedding), for the `mcp_namespace_backlog` gauge; null while it cannot tell without
+   * loading what it would count (a scrape must not load a deferred namespace).
+   */
+  backlog?(): Promise<number | null>;
   /** Releases what it holds (stores, pools, timers); called once when the gateway stops. */
   close(): Promise<void>;
 }

@@ -20,6 +20,8 @@ import { defineTool, type ToolDefinition, ToolError } from './tool.ts';
 export interface MountedNamespace extends NamespaceDefinition {
   /** Present when the namespace has something of its own to reach (see NamespaceParts.health). */
   health?(): Promise<HealthReport>;
+  /** Present when the namespace queues work of its own (see NamespaceParts.backlog). */
+  backlog?(): Promise<number | null>;
   close(): Promise<void>;
   /** One line per bad setting, naming it and what is wrong (never its value); empty when all parsed. */
   settingsProblems: string[];
@@ -181,6 +183,7 @@ export function mountNamespace<Schema extends z.ZodType, Deps>(
     instructions: contract.instructions,
     tools,
     ...(parts.health ? { health: parts.health.bind(parts) } : {}),
+    ...(parts.backlog ? { backlog: parts.backlog.bind(parts) } : {}),
     close: () => parts.close(),
     settingsProblems: problems,
   };

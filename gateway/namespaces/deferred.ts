@@ -23,6 +23,8 @@ export interface DeferredNamespace {
    * gateway would never idle lean); once loaded, the loaded parts' own health() answers.
    */
   healthBeforeLoad?(load: () => Promise<NamespaceParts>): Promise<HealthReport>;
+  /** The live parts have a backlog() to forward once loaded; before that it answers null. */
+  hasBacklog?: boolean;
 }
 
 /**
@@ -81,6 +83,9 @@ export function deferredParts(deferred: DeferredNamespace): NamespaceParts {
           health: () =>
             loaded?.parts.health ? loaded.parts.health() : health(async () => (await live()).parts),
         }
+      : {}),
+    ...(deferred.hasBacklog
+      ? { backlog: async () => (loaded?.parts.backlog ? loaded.parts.backlog() : null) }
       : {}),
     async close() {
       // A load under way finishes first, so what it opened is closed too.

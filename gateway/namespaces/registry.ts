@@ -73,3 +73,29 @@ export function namespaceHealthChecks(
   }
   return checks;
 }
+
+/**
+ * Each namespace's backlog (see NamespaceParts.backlog). One that fails, or does not answer
+ * within `timeoutMs` (a lost Postgres), counts as unknown: a scrape is never held by it.
+ */
+export async function namespaceBacklogs(
+  mounted: readonly MountedNamespace[],
+  timeoutMs = 1500,
+): Promise<Record<string, number | null>> {
+  const withBacklog = mounted.filter((namespace) => namespace.backlog);
+  const counts = await Promise.allSettled(
+    withBacklog.map((namespace) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), timeoutMs);
+      });
+      return Promise.race([namespace.backlog!(), late]).finally(() => clearTimeout(timer));
+    }),
+  );
+  return Object.fromEntries(
+    withBacklog.map((namespace, i) => {
+      const count = counts[i]!;
+      return [namespace.name, count.status === 'fulfilled' ? count.value : null];
+    }),
+  );
+}

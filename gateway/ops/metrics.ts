@@ -7,6 +7,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { declareMetrics } from '../../shared/metrics.ts';
 import type { LimitEvent } from '../limits/rate-gate.ts';
+import type { ReadinessReport } from './readiness.ts';
 
 /** What a request ended as; also the audit trail's `outcome` (tool errors are `error`). */
 export type Outcome = 'ok' | 'error' | 'denied' | 'rate_limited' | 'quota_exceeded';
@@ -82,13 +83,74 @@ const GATEWAY_METRICS = {
   inflight: { kind: 'gauge', name: 'mcp_inflight_requests', help: 'MCP requests being answered now' },
 } as const;
 
+/** What the scrape asks of the running gateway for PROCESS_STATE_METRICS. */
+export interface ProcessState {
+  readiness(): Promise<ReadinessReport>;
+  /** Per namespace with a backlog; null where it is not known without loading the namespace. */
+  backlogs(): Promise<Record<string, number | null>>;
+}
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly metrics = declareMetrics({ Counter, Gauge, Histogram }, this.registry, GATEWAY_METRICS);
 
+  private readonly processMetrics: boolean;
+
   /** `processMetrics` in one thread only: process_* values are the whole process's, summing them would double them. */
   constructor(options: { processMetrics: boolean }) {
+    this.processMetrics = options.processMetrics;
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Readiness and backlogs as gauges, so alerts need no second prober beside the scrape. They
+   * are read at scrape time (one readiness run shared by both readiness gauges, the same
+   * checks GET /readyz runs, each under its deadline) and only where processMetrics is on:
+   * a listener thread's copy would be summed into the main thread's by the merge.
+   */
+  watchProcess(state: ProcessState): void {
+    if (!this.processMetrics) return;
+    let current: Promise<ReadinessReport> | null = null;
+    // Both readiness gauges are collected side by side in one scrape: the first asks, both read its answer.
+    const readiness = () => {
+      current ??= state.readiness().finally(() => {
+        current = null;
+      });
+      return current;
+    };
+    const registers = [this.registry];
+    new Gauge({
+      name: 'mcp_ready',
+      help: 'Whether GET /readyz answers 200 now (1) or 503 (0, a check failing or the gateway draining)',
+      registers,
+      async collect() {
+        this.set((await readiness()).ready ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'mcp_readiness_check_ok',
+      help: 'Each GET /readyz check at this scrape: 1 passed, 0 failed',
+      labelNames: ['check'],
+      registers,
+      async collect() {
+        const { checks } = await readiness();
+        this.reset();
+        for (const [check, result] of Object.entries(checks)) this.set({ check }, result.ok ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'mcp_namespace_backlog',
+      help: 'Work a namespace holds queued and not yet done (memory: memories of every key waiting for their embedding)',
+      labelNames: ['namespace'],
+      registers,
+      async collect() {
+        const backlogs = await state.backlogs();
+        // A namespace that cannot tell this time is left out, not shown at its last value.
+        this.reset();
+        for (const [namespace, count] of Object.entries(backlogs))
+          if (count !== null) this.set({ namespace }, count);
+      },
+    });
   }
 
   started(): void {

@@ -169,12 +169,20 @@ test('one scrape, readiness and the audit trail of a two-thread gateway with its
     );
     assert.equal(down.body.checks.broker_worker?.ok, false);
     assert.equal(down.body.checks.state_store?.ok, true);
+    // The same checks as gauges, run by the scrape itself (what McpBrokerWorkerUnreachable reads).
+    const downScrape = parsePrometheus(await (await fetch(`${opsUrl}/metrics`)).text());
+    assert.equal(total(downScrape, 'mcp_ready'), 0);
+    assert.equal(total(downScrape, 'mcp_readiness_check_ok', { check: 'broker_worker' }), 0);
+    assert.equal(total(downScrape, 'mcp_readiness_check_ok', { check: 'state_store' }), 1);
     worker = await startWorker(workerEnv, { address: worker.address });
     await waitFor(async () => ((await readyz(opsUrl)).status === 200 ? true : undefined), {
       what: 'readiness to return',
       timeoutMs: 30_000,
       intervalMs: 50,
     });
+    const upScrape = parsePrometheus(await (await fetch(`${opsUrl}/metrics`)).text());
+    assert.equal(total(upScrape, 'mcp_ready'), 1);
+    assert.equal(total(upScrape, 'mcp_readiness_check_ok', { check: 'broker_worker' }), 1);
 
     const lines = (await readFile(auditPath, 'utf8')).trim().split('\n');
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -112,6 +112,8 @@ export function memoryParts(
       await store.embeddingModel();
       return { ok: true };
     },
+    // The whole store's pending rows, not this process's: every gateway on the store embeds them.
+    backlog: () => store.pendingEmbeddingCount(),
     async close() {
       clearInterval(purge);
       await indexer.close();

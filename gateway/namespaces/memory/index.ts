@@ -98,6 +98,7 @@ export const memoryNamespace = defineNamespace({
       // SQLite handle and sqlite-vec, loaded by the first memory call.
       load: async () => (await import('./engine.ts')).memoryParts(settings, deps, capabilities),
       capabilities,
+      hasBacklog: true,
       healthBeforeLoad: (load) =>
         isPostgresUrl(deps.config.DATABASE_URL)
           ? load().then((parts) => parts.health!())

@@ -247,7 +247,10 @@ function newestAmongEquals(
   const windowOf = (hit: RankedHit) => {
     if (changed <= plain) return plain;
     let says = saysChange.get(hit);
-    if (says === undefined) saysChange.set(hit, (says = statesChange(hit.memory.content)));
+    if (says === undefined) {
+      says = statesChange(hit.memory.content);
+      saysChange.set(hit, says);
+    }
     return says ? changed : plain;
   };
   for (let i = 0; i < sorted.length; i++) {

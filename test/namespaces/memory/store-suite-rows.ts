@@ -322,4 +322,24 @@ export function memoryRowCases(name: string, getStore: () => MemoryStore): void 
       newestAt: t0 + 2,
     });
   });
+  test(`${name}: the pending count (mcp_namespace_backlog) spans every key and drops as rows are done`, async () => {
+    const store = getStore();
+    await store.adoptEmbeddingModel(MODEL);
+    // The store is shared by the suite's cases: only the change this case makes is counted.
+    const before = await store.pendingEmbeddingCount();
+    const [a, b] = [freshKey(), freshKey()];
+    await store.write(a, plainWrite('backlog one'), MAX, t0 + 1);
+    await store.write(b, plainWrite('backlog two'), MAX, t0 + 1);
+    assert.equal(await store.pendingEmbeddingCount(), before + 2);
+    const pending = (await store.pendingEmbeddings(100_000, 0)).filter((p) =>
+      p.content.startsWith('backlog '),
+    );
+    await store.markEmbeddingFailed(pending[0]!.rowId, pending[0]!.contentHash);
+    assert.equal(await store.pendingEmbeddingCount(), before + 1);
+    assert.equal(
+      await store.setEmbedding(pending[1]!.rowId, pending[1]!.contentHash, unit(1, 0, 0, 0)),
+      true,
+    );
+    assert.equal(await store.pendingEmbeddingCount(), before);
+  });
 }

@@ -265,6 +265,14 @@ export class PostgresMemoryStore implements MemoryStore {
     return pageBySize(rows, options.limit, options.maxBytes, (parts) => cursors.seal(apiKeyId, parts));
   }
 
+  async pendingEmbeddingCount(): Promise<number> {
+    const [row] = await this.q<{ n: number }>(
+      `SELECT COUNT(*)::int AS n FROM memories WHERE embedding_status = 'pending'`,
+      [],
+    );
+    return Number(row!.n);
+  }
+
   async stats(apiKeyId: string, now: number): Promise<MemoryStats> {
     const live = 'api_key_id = $1 AND (expires_at IS NULL OR expires_at > $2)';
     const [totals] = await this.q<Record<string, string | number | null>>(

@@ -244,6 +244,13 @@ export class SqliteMemoryStore implements MemoryStore {
     return pageBySize(rows, options.limit, options.maxBytes, (parts) => this.cursors.seal(apiKeyId, parts));
   }
 
+  async pendingEmbeddingCount(): Promise<number> {
+    const row = this.st(`SELECT COUNT(*) AS n FROM memories WHERE embedding_status = 'pending'`).get() as {
+      n: number;
+    };
+    return Number(row.n);
+  }
+
   async stats(apiKeyId: string, now: number): Promise<MemoryStats> {
     const live = 'api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)';
     const totals = this.st(

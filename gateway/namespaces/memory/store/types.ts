@@ -216,6 +216,8 @@ export interface MemoryStore {
     now: number,
   ): Promise<{ memories: MemoryRecord[]; nextCursor: string | null }>;
   stats(apiKeyId: string, now: number): Promise<MemoryStats>;
+  /** Memories of every key still waiting for their embedding (the partial index memories_pending answers it). */
+  pendingEmbeddingCount(): Promise<number>;
   search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchCandidates>;
   /**
    * Marks older memories of the same key and namespace whose vector lies within
