@@ -72,7 +72,7 @@ function transposed({ shape, data }: Tensor): Float32Array {
 }
 
 /** A graph builder that also knows the model's weights and the BERT building blocks made from them. */
-class BertGraphBuilder extends GraphBuilder {
+export class BertGraphBuilder extends GraphBuilder {
   readonly config: BertConfig;
   private readonly weights: Map<string, Tensor>;
 
@@ -114,7 +114,7 @@ class BertGraphBuilder extends GraphBuilder {
 }
 
 /** The constant tensors the graph's operators share. */
-interface Constants {
+export interface Constants {
   one: string;
   half: string;
   sqrt2: string;
@@ -126,7 +126,7 @@ interface Constants {
   mergeHeads: string;
 }
 
-function addConstants(g: BertGraphBuilder): Constants {
+export function addConstants(g: BertGraphBuilder): Constants {
   const hidden = g.config.hidden_size;
   const heads = g.config.num_attention_heads;
   const headSize = hidden / heads;
@@ -166,7 +166,7 @@ function addEmbeddings(g: BertGraphBuilder, { zero }: Constants): string {
 }
 
 /** The float mask and, from it, the attention bias [batch, 1, 1, sequence]: 0 on tokens, -10000 on padding. */
-function addAttentionMask(
+export function addAttentionMask(
   g: BertGraphBuilder,
   { one, maskedOut }: Constants,
 ): { mask: string; bias: string } {
@@ -179,7 +179,13 @@ function addAttentionMask(
 }
 
 /** Multi-head self-attention with its residual and LayerNorm. */
-function addAttention(g: BertGraphBuilder, c: Constants, state: string, maskBias: string, p: string): string {
+export function addAttention(
+  g: BertGraphBuilder,
+  c: Constants,
+  state: string,
+  maskBias: string,
+  p: string,
+): string {
   const heads4d = (input: string, perm: number[]) =>
     g.op('Transpose', [g.op('Reshape', [input, c.splitHeads])], { perm });
   const q = heads4d(g.linear(state, `${p}.attention.self.query`), [0, 2, 1, 3]);
@@ -195,7 +201,7 @@ function addAttention(g: BertGraphBuilder, c: Constants, state: string, maskBias
 }
 
 /** The feed-forward block with its residual and LayerNorm. */
-function addFeedForward(
+export function addFeedForward(
   g: BertGraphBuilder,
   { sqrt2, one, half }: Constants,
   attended: string,
