@@ -209,4 +209,41 @@ describe('memory_search with MEMORY_RERANKER=onnx', () => {
       await gw.close();
     }
   });
+
+  test('a model that does not load keeps the first-stage order, saying why', async () => {
+    const broken = join(root, 'broken');
+    await writeTinyCrossEncoder(broken);
+    await writeFile(join(broken, 'model.safetensors'), Buffer.from('not weights at all'));
+    const gw = await startTestGateway({
+      env: {
+        MEMORY_EMBEDDINGS: 'none',
+        MEMORY_RERANKER: 'onnx',
+        MEMORY_RERANK_DIR: broken,
+        MEMORY_RERANK_TIMEOUT_MS: '60000',
+      },
+    });
+    const client = new Client({ name: 'rerank-onnx-test', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gw.url}/memory/mcp`), {
+          requestInit: { headers: { 'X-API-Key': gw.apiKey } },
+        }),
+      );
+      for (const content of DOCUMENTS.slice(0, 3))
+        await client.callTool({ name: 'memory_write', arguments: { content } });
+      const result = await client.callTool({
+        name: 'memory_search',
+        arguments: { query: 'the user live in the apartment', include_weak: true },
+      });
+      assert.notEqual(result.isError, true);
+      // biome-ignore lint/suspicious/noExplicitAny: checked field by field
+      const answer = result.structuredContent as any;
+      assert.match(answer.degraded, /reranking skipped: the cross-encoder did not load: .*first-stage order/);
+      assert.ok(answer.hits.length >= 2);
+      assert.ok(answer.hits.every((hit: { rerank_score?: number }) => hit.rerank_score === undefined));
+    } finally {
+      await client.close();
+      await gw.close();
+    }
+  });
 });

@@ -71,7 +71,7 @@ before(async () => {
       MEMORY_RERANK_MODEL: 'rerank-v3.5',
       MEMORY_RERANK_API_KEY: KEY,
       MEMORY_RERANK_TOP_N: '3',
-      MEMORY_RERANK_TIMEOUT_MS: '1000',
+      MEMORY_RERANK_TIMEOUT_MS: '3000',
     },
   });
   client = await connect(gw);
@@ -156,7 +156,7 @@ describe('memory_search with an http reranker', () => {
     const cases: Array<[() => void, RegExp]> = [
       [
         () => contract.server.faults.push({ match: 'POST /v1/rerank', hang: true }),
-        /the reranker did not answer within 1000 ms/,
+        /the reranker did not answer within 3000 ms/,
       ],
       [
         () => contract.server.faults.push({ match: 'POST /v1/rerank', status: 200, body: '{"data": []}' }),
