@@ -96,6 +96,12 @@ function memoryCapabilities(
       "Memories belong to the API key that wrote them; no key reads another key's memories.",
       'When the embedder is down, search answers keyword-only and says so in `degraded`.',
       'With a reranker (MEMORY_RERANKER), search reorders its first-stage top hits by the reranker; when the reranker is slow, down or answers garbage, the first-stage order is kept and `degraded` says why.',
+      // TEI refuses more texts per request than --max-client-batch-size (32 by default).
+      ...(reranker.api === 'tei' && (reranker.top_n ?? 0) > 32
+        ? [
+            `MEMORY_RERANK_TOP_N is ${reranker.top_n}: text-embeddings-inference refuses more than 32 texts a request unless started with a larger --max-client-batch-size.`,
+          ]
+        : []),
     ],
   };
 }
