@@ -11,11 +11,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pino from 'pino';
 import { Embedder } from '../../../gateway/namespaces/memory/embeddings/embedder.ts';
 import { readSafetensors } from '../../../gateway/namespaces/memory/embeddings/minilm/safetensors.ts';
 import { WordPieceTokenizer } from '../../../gateway/namespaces/memory/embeddings/minilm/tokenizer.ts';
 import { CrossEncoder, rerankCrossEncoder } from '../../../gateway/namespaces/memory/rerank/cross-encoder.ts';
 import { buildCrossEncoderGraph } from '../../../gateway/namespaces/memory/rerank/cross-encoder-graph.ts';
+import { RerankStage } from '../../../gateway/namespaces/memory/rerank/stage.ts';
+import type { MemoryRecord } from '../../../gateway/namespaces/memory/store/types.ts';
 import { BertReference } from '../../support/bert-reference.ts';
 import { startTestGateway } from '../../support/gateway.ts';
 import {
@@ -141,6 +144,54 @@ describe('the onnx cross-encoder', () => {
       const result = await embedder.rerank(dir, QUERY, DOCUMENTS);
       assert.ok(result.ok, !result.ok ? result.message : '');
       assert.deepEqual(result.scores, await encoder.score(QUERY, DOCUMENTS));
+    } finally {
+      await embedder.close();
+    }
+  });
+});
+
+describe('the onnx rerank stage under load', () => {
+  test('past one running and one queued rerank per pool thread, a search skips reranking at once', async () => {
+    const embedder = new Embedder({ provider: 'none' }, { threads: 1, queryTimeoutMs: 60_000 });
+    const stage = new RerankStage(
+      {
+        requested: 'onnx',
+        problems: [],
+        config: { kind: 'onnx', dir, threads: 1, timeoutMs: 60_000, topN: 30 },
+      },
+      embedder,
+      pino({ level: 'silent' }),
+    );
+    const hits = DOCUMENTS.map((content, i) => ({
+      memory: { id: `m${i}`, content } as MemoryRecord,
+      relevance: 1 - i / 10,
+      semantic: null,
+      keyword: 1,
+      cosine: null,
+      keywordScore: null,
+      source: 'keyword' as const,
+      weak: false,
+    }));
+    const ranked = { hits, best: 1, weak: false, hidden: 0 };
+    const search = () => stage.apply(QUERY, ranked, 5, new AbortController().signal);
+    try {
+      // Started together: the first two take the pool's places before any can finish.
+      const answers = await Promise.all([search(), search(), search(), search()]);
+      assert.deepEqual(
+        answers.map((answer) => answer.degraded ?? 'reranked'),
+        [
+          'reranked',
+          'reranked',
+          'reranking skipped: the local reranker is busy with earlier searches; hits are in first-stage order',
+          'reranking skipped: the local reranker is busy with earlier searches; hits are in first-stage order',
+        ],
+      );
+      assert.deepEqual(
+        answers[2]!.ranked.hits.map((hit) => hit.memory.id),
+        hits.map((hit) => hit.memory.id),
+      );
+      // Their places are given back once their runs end.
+      assert.equal((await search()).degraded, undefined);
     } finally {
       await embedder.close();
     }

@@ -40,7 +40,8 @@ export type RerankerConfig =
       timeoutMs: number;
       topN: number;
     }
-  | { kind: 'onnx'; dir: string; timeoutMs: number; topN: number };
+  /** `threads`: the embedding pool's (MEMORY_EMBED_THREADS), which bounds the reranks in flight. */
+  | { kind: 'onnx'; dir: string; threads: number; timeoutMs: number; topN: number };
 
 export interface RerankSetup {
   /** What MEMORY_RERANKER asks for, as written (`none` when unset). */
@@ -93,7 +94,7 @@ export function rerankSetup(settings: MemorySettings): RerankSetup {
           apiKey: s.MEMORY_RERANK_API_KEY ?? null,
           ...common,
         }
-      : { kind: 'onnx', dir: s.MEMORY_RERANK_DIR!, ...common };
+      : { kind: 'onnx', dir: s.MEMORY_RERANK_DIR!, threads: settings.MEMORY_EMBED_THREADS, ...common };
   return { requested, config, problems };
 }
 

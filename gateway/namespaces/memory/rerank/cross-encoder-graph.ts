@@ -80,7 +80,7 @@ export function buildCrossEncoderGraph(weights: Map<string, Tensor>, config: Cro
   if (labels !== 1)
     throw new Error(`a reranker has one output label (a relevance logit); this model has ${labels}`);
   const g = new BertGraphBuilder(bareNames(weights), config);
-  const constants = addConstants(g);
+  const constants = addConstants(g, { pooling: false });
   let state = addPairEmbeddings(g, constants);
   const mask = addAttentionMask(g, constants);
   for (let layer = 0; layer < config.num_hidden_layers; layer++) {

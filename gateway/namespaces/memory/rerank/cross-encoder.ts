@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { readSafetensors } from '../embeddings/minilm/safetensors.ts';
 import { type TokenizerJson, WordPieceTokenizer } from '../embeddings/minilm/tokenizer.ts';
-import { buildCrossEncoderGraph, type CrossEncoderConfig, labelsOf } from './cross-encoder-graph.ts';
+import { buildCrossEncoderGraph, type CrossEncoderConfig } from './cross-encoder-graph.ts';
 import { crossEncoderFiles } from './files.ts';
 
 /**
@@ -16,8 +16,12 @@ import { crossEncoderFiles } from './files.ts';
  * the quality set): 256 keeps a search's worst case bounded while cutting almost nothing.
  */
 const PAIR_TOKENS = 256;
-/** Tokens per inference call, as the embedder batches (minilm/runtime.ts measured why small runs win). */
-const TOKENS_PER_RUN = 512;
+/**
+ * Tokens per inference call (pairs × padded length). Small runs win here too (minilm/runtime.ts):
+ * 30 question–memory pairs through a MiniLM-L6-sized cross-encoder took a median 329 ms of CPU
+ * at 128 tokens a run, 331 at 256, 369 at 512 and 416 at 1024 (`bench/rerank-latency.ts`).
+ */
+const TOKENS_PER_RUN = 256;
 
 import type { RerankResult } from '../embeddings/types.ts';
 
@@ -46,11 +50,11 @@ export class CrossEncoder {
     const maxTokens = Math.min(PAIR_TOKENS, config?.max_position_embeddings ?? PAIR_TOKENS);
     const tokenizer = new WordPieceTokenizer(json, maxTokens);
     // A directory with only safetensors is built into a graph here, in memory, once per pool
-    // thread: a small BERT takes well under a second, and the user's directory is never written.
+    // thread, so the user's directory is never written. It costs the first search: 1.8–3.0 s
+    // for a MiniLM-L6-sized model on the loaded 2-core test machine; a model.onnx skips it.
     const model = files.onnx
       ? files.onnx
       : buildCrossEncoderGraph(readSafetensors(readFileSync(files.safetensors!)), config!);
-    if (!files.onnx && labelsOf(config!) !== 1) throw new Error('the model has more than one label');
     const options: InferenceSession.SessionOptions = {
       graphOptimizationLevel: 'all',
       // One core per pool thread, as the embedder (minilm/runtime.ts says why).

@@ -8,6 +8,7 @@ export const RERANK_OUTCOMES = [
   'bad_score',
   'bad_index',
   'failed',
+  'busy',
   'cancelled',
   'settings_invalid',
 ] as const;

@@ -28,14 +28,23 @@ import { RerankFailure, type RerankOutcome, type ScoreDocuments } from './outcom
 const DOCUMENT_CHARS = 4000;
 
 function onnxReranker(config: Extract<RerankerConfig, { kind: 'onnx' }>, embedder: Embedder): ScoreDocuments {
+  // A timed-out rerank still runs to its end (below), so searches arriving faster than the
+  // pool scores them would queue ever more work whose answers nobody waits for: a 30-pair
+  // MiniLM-L6 rerank is about 330 ms of CPU. Past one running and one queued per thread, a
+  // search skips reranking at once instead.
+  const maxInFlight = config.threads * 2;
+  let inFlight = 0;
   return async (query, documents, signal) => {
+    if (inFlight >= maxInFlight)
+      throw new RerankFailure('busy', 'the local reranker is busy with earlier searches');
+    inFlight++;
+    const work = embedder.rerank(config.dir, query, documents).finally(() => {
+      inFlight--;
+    });
     let result: Awaited<ReturnType<Embedder['rerank']>>;
     try {
       // The deadline ends the wait, not the model run (embedder.ts says why a run is never cut).
-      result = await untilAborted(
-        embedder.rerank(config.dir, query, documents),
-        AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]),
-      );
+      result = await untilAborted(work, AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]));
     } catch (error) {
       if (signal.aborted) throw new RerankFailure('cancelled', 'the search was cancelled');
       const name = (error as Error).name;

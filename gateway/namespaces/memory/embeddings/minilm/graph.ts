@@ -120,13 +120,14 @@ export interface Constants {
   sqrt2: string;
   attentionScale: string;
   maskedOut: string;
+  /** Only in a mean-pooled graph: onnxruntime warns at every load about an initializer no node reads. */
   epsilon: string;
   zero: string;
   splitHeads: string;
   mergeHeads: string;
 }
 
-export function addConstants(g: BertGraphBuilder): Constants {
+export function addConstants(g: BertGraphBuilder, { pooling = true } = {}): Constants {
   const hidden = g.config.hidden_size;
   const heads = g.config.num_attention_heads;
   const headSize = hidden / heads;
@@ -137,7 +138,7 @@ export function addConstants(g: BertGraphBuilder): Constants {
     attentionScale: g.scalar('attention_scale', Math.sqrt(headSize)),
     // A large negative bias, not -inf: a row of -inf would make softmax NaN.
     maskedOut: g.scalar('masked_out', -10000),
-    epsilon: g.scalar('pool_epsilon', 1e-9),
+    epsilon: pooling ? g.scalar('pool_epsilon', 1e-9) : '',
     zero: g.ints('zero_1d', [0]),
     splitHeads: g.ints('split_heads', [0, 0, heads, headSize]),
     mergeHeads: g.ints('merge_heads', [0, 0, hidden]),
