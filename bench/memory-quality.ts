@@ -1,10 +1,13 @@
 /**
- * `npm run bench -- memory-quality [--embedder local|minilm]`: retrieval quality on two sets
- * written for this project (see evalSets in memory-quality-set.ts), LongMemEval-style: every
- * turn stored as one memory under its conversation's key, questions asked with the query
- * alone. Constants are chosen on the tuning halves (memory-quality-tune.ts) and both halves
- * are reported per set, for SQLite and Postgres, user turns only and all turns: the default
- * (hybrid) beside its own vector and keyword arms and plain cosine over the same vectors.
+ * `npm run bench -- memory-quality [--embedder local|minilm] [--reranker <url|dir>]`: retrieval
+ * quality on two sets written for this project (see evalSets in memory-quality-set.ts),
+ * LongMemEval-style: every turn stored as one memory under its conversation's key, questions
+ * asked with the query alone. Constants are chosen on the tuning halves (memory-quality-tune.ts)
+ * and both halves are reported per set, for SQLite and Postgres, user turns only and all turns:
+ * the default (hybrid) beside its own vector and keyword arms and plain cosine over the same
+ * vectors.
+ * With --reranker, 'reranked' rows (the default's first stage, then the rerank stage) are
+ * added beside the default's, into memory-quality[-<embedder>]-reranked.json.
  * Results: bench/results/memory-quality[-<embedder>].json.
  */
 import { writeFile } from 'node:fs/promises';
@@ -18,6 +21,7 @@ import type { MemoryStore, SearchCandidates, SearchMode } from '../gateway/names
 import { benchRoot } from './child.ts';
 import { machineInfo } from './machine.ts';
 import { type Built, buildKeys, embedTexts, openStore } from './memory-quality-build.ts';
+import { type BenchReranker, benchReranker } from './memory-quality-rerank.ts';
 import {
   type Conversation,
   evalSets,
@@ -109,18 +113,25 @@ function plainCosine(found: SearchCandidates): Ranked {
   return { hits: hits as Ranked['hits'], best: hits[0]?.relevance ?? null, weak: false, hidden: 0 };
 }
 
-function score(a: Asked, built: Built, settings: RankSettings, mode: Mode | 'cosine'): QuestionScore {
+function score(
+  a: Asked,
+  built: Built,
+  settings: RankSettings,
+  mode: Mode | 'cosine',
+  reranked?: { ranked: Ranked; ms: number },
+): QuestionScore {
   const started = performance.now();
   const ranked =
-    mode === 'cosine'
+    reranked?.ranked ??
+    (mode === 'cosine'
       ? plainCosine(a.found)
       : rankCandidates(
           a.found,
           { stems: a.stems, mode, limit: LIMIT, includeWeak: false, asksNow: a.asksNow },
           settings,
           Date.now(),
-        );
-  const ms = a.ms + (performance.now() - started);
+        ));
+  const ms = a.ms + (reranked?.ms ?? performance.now() - started);
   const idsOf = (pairs: [number, number][] | undefined) =>
     (pairs ?? [])
       .map(([s, t]) => built.ids.get(`${a.conversation.id}/${s}/${t}`))
@@ -179,10 +190,40 @@ async function buildRun(
   };
 }
 
+/** The default's first stage, then the rerank stage as the service runs it: the 'reranked' rows. */
+async function rerankedScores(
+  reranker: BenchReranker,
+  run: Awaited<ReturnType<typeof buildRun>>,
+  settings: RankSettings,
+  half: Half,
+): Promise<QuestionScore[]> {
+  const scores: QuestionScore[] = [];
+  for (const a of run.asked.get('hybrid')!.filter((asked) => asked.half === half)) {
+    const started = performance.now();
+    const limit = Math.max(LIMIT, reranker.stage.topN);
+    const first = rankCandidates(
+      a.found,
+      { stems: a.stems, mode: 'hybrid', limit, includeWeak: false, asksNow: a.asksNow },
+      settings,
+      Date.now(),
+    );
+    const { ranked } = await reranker.stage.apply(
+      a.question.question,
+      first,
+      LIMIT,
+      new AbortController().signal,
+    );
+    scores.push(score(a, run.built, settings, 'hybrid', { ranked, ms: performance.now() - started }));
+  }
+  return scores;
+}
+
 export async function runMemoryQualitySection(
   provider: Provider,
   log: (line: string) => void,
+  options: { reranker?: string } = {},
 ): Promise<void> {
+  const reranker = options.reranker ? benchReranker(options.reranker) : null;
   const started = Date.now();
   const sets = evalSets().map((set) => ({ ...set, conversations: loadConversations(set.dir) }));
   const conversations = sets.flatMap((set) => set.conversations);
@@ -237,6 +278,11 @@ export async function runMemoryQualitySection(
                 results[`${set.name}/${kind}/${variant}/${mode}/${half}`] = report(scores);
               }
             }
+            for (const half of ['tuning', 'heldout'] as const)
+              if (reranker)
+                results[`${set.name}/${kind}/${variant}/reranked/${half}`] = report(
+                  await rerankedScores(reranker, run, chosen.settings, half),
+                );
           }
         }
       } finally {
@@ -245,7 +291,12 @@ export async function runMemoryQualitySection(
     }
   } finally {
     await sqlite.close();
+    await reranker?.close();
   }
+  if (reranker?.failures.size)
+    log(
+      `memory-quality: rerank failures kept first-stage order: ${JSON.stringify(Object.fromEntries(reranker.failures))}`,
+    );
   const overlaps = conversations
     .flatMap((c) => c.questions.filter((q) => q.evidence.length > 0).map((q) => overlap(c, q)))
     .sort((a, b) => a - b);
@@ -271,6 +322,7 @@ export async function runMemoryQualitySection(
     ),
     medianContentWordOverlap: overlaps[Math.floor(overlaps.length / 2)] ?? 0,
     calibration: { floor: base.floor, full: base.full },
+    ...(reranker ? { reranker: reranker.stage.info() } : {}),
     ...results,
   };
   printTable(out as unknown as Record<string, Report>);
@@ -281,6 +333,8 @@ export async function runMemoryQualitySection(
     `memory-quality${provider === 'local' ? '' : `-${provider}`}${UNDATED ? '-undated' : ''}.json`,
   );
   if (STORES.length < 2) return log('memory-quality: one store only; results file left as it was');
+  // A reranked run is the default's rows plus its own: kept apart, so the default's file stays the default's.
+  if (reranker) return writeReranked(file, out, log);
   await writeFile(file, `${JSON.stringify(out, null, 2)}\n`);
   log(`wrote ${file}`);
 }
@@ -321,4 +375,10 @@ function printTable(out: Record<string, Report>): void {
       `| ${name} | ${r.hitAt1} | ${r.hitAt5} | ${r.mrr} | ${r.newestFirst ?? '-'} | ${r.abstention.precision} / ${r.abstention.recall} / ${r.abstention.falseAlarm} | ${r.falseEmpty} | ${r.p50Ms} / ${r.p99Ms} |`,
     );
   }
+}
+
+async function writeReranked(file: string, out: object, log: (line: string) => void): Promise<void> {
+  const target = file.replace(/\.json$/, '-reranked.json');
+  await writeFile(target, `${JSON.stringify(out, null, 2)}\n`);
+  log(`wrote ${target}`);
 }

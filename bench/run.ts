@@ -39,12 +39,15 @@ if (
   process.exit(1);
 }
 
-// `npm run bench -- memory-quality [--embedder minilm]`: retrieval quality on the conversation set.
+// `npm run bench -- memory-quality [--embedder minilm] [--reranker <url|dir>]`: retrieval quality on the conversation set.
 if (process.argv.includes('memory-quality')) {
   const at = process.argv.indexOf('--embedder');
   const provider = at > 0 ? process.argv[at + 1] : 'local';
   if (provider !== 'local' && provider !== 'minilm') throw new Error('--embedder is local or minilm');
-  await runMemoryQualitySection(provider, log);
+  // --reranker <http URL | cross-encoder directory>: adds 'reranked' rows beside the default's.
+  const rerankAt = process.argv.indexOf('--reranker');
+  const reranker = rerankAt > 0 ? process.argv[rerankAt + 1] : undefined;
+  await runMemoryQualitySection(provider, log, reranker ? { reranker } : {});
   process.exit(0);
 }
 // `npm run bench -- embedders`: the in-process embedders' latency and memory, side by side.

@@ -228,6 +228,7 @@ export async function startGateway({
       log,
       broker,
       ...(config.BROKER_CONSUMER_GROUP ? { defaultGroup: config.BROKER_CONSUMER_GROUP } : {}),
+      ...(metrics ? { countRerank: metrics.countRerank } : {}),
     },
     contracts,
   );

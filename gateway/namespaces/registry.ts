@@ -19,6 +19,8 @@ export interface NamespaceDependencies {
   log: Logger;
   broker: BrokerCalls;
   defaultGroup?: string;
+  /** This thread's count of memory rerank outcomes (mcp_memory_rerank_total); absent without metrics. */
+  countRerank?: (outcome: string) => void;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: each namespace's schema differs; the contract types each create() against its own.

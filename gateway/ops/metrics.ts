@@ -80,6 +80,12 @@ const GATEWAY_METRICS = {
     help: 'Rate-limit checks made while RATE_LIMIT_REDIS_URL was unreachable (refused: answered 503)',
     labelNames: ['refused'],
   },
+  memoryRerank: {
+    kind: 'counter',
+    name: 'mcp_memory_rerank_total',
+    help: 'Memory searches by what their rerank stage did: ok, or why the first-stage order was kept',
+    labelNames: ['outcome'],
+  },
   inflight: { kind: 'gauge', name: 'mcp_inflight_requests', help: 'MCP requests being answered now' },
 } as const;
 
@@ -164,6 +170,11 @@ export class GatewayMetrics {
     this.metrics.requests.inc({ namespace: request.namespace, method, tool, status: request.outcome });
     this.metrics.duration.observe({ namespace: request.namespace, method }, request.seconds);
   }
+
+  /** The memory namespace's rerank hook; outcomes come from a fixed list (rerank/outcome.ts). */
+  readonly countRerank = (outcome: string): void => {
+    this.metrics.memoryRerank.inc({ outcome });
+  };
 
   authFailed(reason: string): void {
     this.metrics.authFailures.inc({ reason });

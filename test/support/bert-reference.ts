@@ -67,7 +67,8 @@ export class BertReference {
   }
 
   private get(name: string): Float32Array {
-    const found = this.w.get(name);
+    // A sequence-classification checkpoint keeps the encoder under `bert.`.
+    const found = this.w.get(name) ?? this.w.get(`bert.${name}`);
     if (!found) throw new Error(`no weight ${name}`);
     return found;
   }
@@ -99,8 +100,11 @@ export class BertReference {
     });
   }
 
-  /** One unpadded sequence of token ids → every token's last hidden state and the pooled unit vector. */
-  forward(ids: number[]): { tokens: number[][]; pooled: number[] } {
+  /**
+   * One unpadded sequence of token ids (and, for a sentence pair, its token types) → every
+   * token's last hidden state and the pooled unit vector.
+   */
+  forward(ids: number[], typeIds?: number[]): { tokens: number[][]; pooled: number[] } {
     const hidden = this.config.hidden_size;
     const heads = this.config.num_attention_heads;
     const size = hidden / heads;
@@ -110,7 +114,8 @@ export class BertReference {
     let x = ids.map((id, t) =>
       Array.from(
         { length: hidden },
-        (_, h) => word[id * hidden + h]! + tokenType[h]! + position[t * hidden + h]!,
+        (_, h) =>
+          word[id * hidden + h]! + tokenType[(typeIds?.[t] ?? 0) * hidden + h]! + position[t * hidden + h]!,
       ),
     );
     x = this.layerNorm(x, 'embeddings.LayerNorm');
@@ -157,5 +162,12 @@ export class BertReference {
     );
     const norm = Math.sqrt(mean.reduce((sum, value) => sum + value * value, 0));
     return { tokens: x, pooled: mean.map((value) => value / norm) };
+  }
+
+  /** A cross-encoder's logit: BERT's pooler (dense + tanh over [CLS]) and the one-label classifier. */
+  classify(ids: number[], typeIds: number[]): number {
+    const { tokens } = this.forward(ids, typeIds);
+    const pooled = this.linear([tokens[0]!], 'pooler.dense')[0]!.map(Math.tanh);
+    return this.linear([pooled], 'classifier')[0]![0]!;
   }
 }

@@ -7,6 +7,7 @@ import type { ApiKeyStore } from '../../gateway/keys/store.ts';
 import { createLogger } from '../../gateway/logger.ts';
 import type { AccessHooks } from '../../gateway/mcp/access.ts';
 import type { BrokerCalls } from '../../gateway/namespaces/event/broker-calls.ts';
+import type { GatewayMetrics } from '../../gateway/ops/metrics.ts';
 import { type RunningGateway, startGateway } from '../../gateway/server.ts';
 import { openKeyStore } from './harness.ts';
 
@@ -40,6 +41,7 @@ export async function startTestGateway(
     dataDir?: string;
     logDestination?: DestinationStream;
     access?: AccessHooks;
+    metrics?: GatewayMetrics;
   } = {},
 ): Promise<TestGateway> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-gw-test-')));
@@ -67,6 +69,7 @@ export async function startTestGateway(
     log: createLogger(config.LOG_LEVEL, options.logDestination),
     broker: options.broker ?? absentBroker,
     ...(options.access ? { access: options.access } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   return {
     url: `http://127.0.0.1:${gateway.port}`,

@@ -10,6 +10,9 @@ import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
 import { Embedder } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
 import type { EmbeddingProviderSettings } from './embeddings/types.ts';
+import { rerankSetup } from './rerank/config.ts';
+import type { RerankOutcome } from './rerank/outcome.ts';
+import { RerankStage } from './rerank/stage.ts';
 import { MemoryService } from './service.ts';
 import { type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { PostgresMemoryStore } from './store/postgres-store.ts';
@@ -73,7 +76,11 @@ export function openMemoryStore(
  */
 export function memoryParts(
   settings: MemorySettings,
-  { config, log }: { config: GatewayConfig; log: Logger },
+  {
+    config,
+    log,
+    countRerank,
+  }: { config: GatewayConfig; log: Logger; countRerank?: (outcome: RerankOutcome) => void },
   capabilities: () => Promise<CapabilityReport>,
 ): NamespaceParts {
   const memoryLog = log.child({ namespace: 'memory' });
@@ -96,6 +103,7 @@ export function memoryParts(
     indexer,
     memoryLog,
     writeDecider(settings, memoryLog),
+    new RerankStage(rerankSetup(settings), embedder, memoryLog, countRerank),
   );
   indexer.kick();
   const purge = setInterval(() => {

@@ -8,6 +8,8 @@ import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
 import { deferredParts } from '../deferred.ts';
 import { MEMORY_INSTRUCTIONS } from './descriptions.ts';
 import { miniLmDir, notSetUpMessage, readyModel } from './embeddings/minilm/files.ts';
+import { type RerankSetup, rerankInfo, rerankSetup } from './rerank/config.ts';
+import type { RerankOutcome } from './rerank/outcome.ts';
 import type { MemoryService } from './service.ts';
 import { type MemorySettings, memorySettings } from './settings.ts';
 import { createMemoryTools } from './tools.ts';
@@ -38,6 +40,8 @@ function fetchInBackground(dir: string, log: Logger): void {
 export interface MemoryDependencies {
   config: GatewayConfig;
   log: Logger;
+  /** Counts each rerank call's outcome (mcp_memory_rerank_total); absent without metrics. */
+  countRerank?: (outcome: RerankOutcome) => void;
 }
 
 /** One line per process (the extra listener threads stay quiet) when the default model is not there yet. */
@@ -58,7 +62,12 @@ export const MEMORY_ERROR_CODES = {
   SEMANTIC_UNAVAILABLE: 'mode "vector" was asked while the embedder is down; use hybrid or keyword.',
 } as const;
 
-function memoryCapabilities(settings: MemorySettings, databaseUrl: string | undefined): CapabilityReport {
+function memoryCapabilities(
+  settings: MemorySettings,
+  databaseUrl: string | undefined,
+  rerank: RerankSetup,
+): CapabilityReport {
+  const reranker = rerankInfo(rerank);
   return {
     ready: true,
     configured: true,
@@ -69,10 +78,30 @@ function memoryCapabilities(settings: MemorySettings, databaseUrl: string | unde
       write_decider: settings.MEMORY_WRITE_DECIDER,
       max_per_key: settings.MEMORY_MAX_PER_KEY,
       max_content_chars: settings.MEMORY_MAX_CONTENT_CHARS,
+      reranker: reranker.kind,
+      rerank_model: reranker.model,
+      rerank_top_n: reranker.top_n,
+      rerank_api: reranker.api,
     },
+    // A bad rerank setting leaves memory usable (search in first-stage order), so it is a
+    // problem reported here, not a setting that refuses the namespace's tools.
+    ...(rerank.problems.length
+      ? {
+          problems: rerank.problems.map(
+            (line) => `${line} (SETTINGS_INVALID; search runs without reranking)`,
+          ),
+        }
+      : {}),
     notes: [
       "Memories belong to the API key that wrote them; no key reads another key's memories.",
       'When the embedder is down, search answers keyword-only and says so in `degraded`.',
+      'With a reranker (MEMORY_RERANKER), search reorders its first-stage top hits by the reranker; when the reranker is slow, down or answers garbage, the first-stage order is kept and `degraded` says why.',
+      // TEI refuses more texts per request than --max-client-batch-size (32 by default).
+      ...(reranker.api === 'tei' && (reranker.top_n ?? 0) > 32
+        ? [
+            `MEMORY_RERANK_TOP_N is ${reranker.top_n}: text-embeddings-inference refuses more than 32 texts a request unless started with a larger --max-client-batch-size.`,
+          ]
+        : []),
     ],
   };
 }
@@ -88,7 +117,13 @@ export const memoryNamespace = defineNamespace({
     // Said at start, not at first use: an operator reads it while setting up, and the fetch
     // it may start has the model ready by the time memory is used.
     checkModel(settings, deps.log.child({ namespace: 'memory' }));
-    const capabilities = async () => memoryCapabilities(settings, deps.config.DATABASE_URL);
+    const rerank = rerankSetup(settings);
+    if (rerank.problems.length > 0 && isMainThread)
+      deps.log.error(
+        { namespace: 'memory', settings: rerank.problems },
+        `memory rerank settings are bad (${rerank.problems.join('; ')}): search runs without reranking and says so in \`degraded\` until they are fixed and the gateway restarted`,
+      );
+    const capabilities = async () => memoryCapabilities(settings, deps.config.DATABASE_URL, rerank);
     return deferredParts({
       name: 'memory',
       // The tools read only the settings while being built; their handlers, which use the

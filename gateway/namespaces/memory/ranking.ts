@@ -80,6 +80,8 @@ export interface RankedHit {
   keywordScore: number | null;
   source: 'vector' | 'keyword' | 'both';
   weak: boolean;
+  /** The reranker's score, when the rerank stage reordered this hit (rerank/stage.ts). */
+  rerankScore?: number;
 }
 
 export interface Ranked {

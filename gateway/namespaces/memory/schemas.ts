@@ -223,6 +223,8 @@ export const hitOutput = memoryOutput.extend({
   semantic: z.number().nullable(),
   keyword: z.number(),
   keyword_score: z.number().nullable(),
+  /** Present when the rerank stage reordered this hit: the reranker's own score, not calibrated. */
+  rerank_score: z.number().optional(),
 });
 
 export const outputSchemas = {
@@ -281,6 +283,16 @@ export const outputSchemas = {
       available: z.boolean(),
       problem: z.string().nullable(),
     }),
+    reranker: z
+      .object({
+        kind: z.string(),
+        active: z.boolean(),
+        api: z.enum(['cohere', 'tei']).nullable(),
+        model: z.string().nullable(),
+        top_n: z.number().nullable(),
+        problem: z.string().nullable(),
+      })
+      .optional(),
     store: z.enum(['sqlite', 'postgres']),
   }),
 };

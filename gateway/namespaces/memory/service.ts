@@ -5,6 +5,7 @@ import { EmbedderUnavailable } from './embeddings/embedder.ts';
 import type { EmbeddingIndexer } from './embeddings/indexer.ts';
 import { asksAboutNow, firstPersonQuery } from './query-voice.ts';
 import { type Ranked, rankCandidates } from './ranking.ts';
+import type { RerankStage } from './rerank/stage.ts';
 import { type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { CursorError } from './store/common.ts';
 import { queryWords } from './store/text.ts';
@@ -30,6 +31,9 @@ export interface SearchArgs {
   includeWeak: boolean;
   recency?: { halfLifeDays: number; weight: number };
   filter: MemoryFilter;
+  /** Ends a rerank call with the MCP request; the write decider's own searches never rerank. */
+  signal?: AbortSignal;
+  rerank?: boolean;
 }
 
 export interface SearchOutcome {
@@ -53,6 +57,7 @@ export class MemoryService {
     readonly indexer: EmbeddingIndexer,
     private readonly log: Logger,
     private readonly decider: WriteDecider | null = null,
+    readonly reranker: RerankStage | null = null,
   ) {}
 
   get defaults() {
@@ -104,6 +109,7 @@ export class MemoryService {
       query: input.content.slice(0, 1000),
       limit: 5,
       includeWeak: true,
+      rerank: false,
       filter: { namespace: input.namespace, currentOnly: true },
     });
     return found.ranked.hits
@@ -127,6 +133,9 @@ export class MemoryService {
     const mode = args.mode ?? (this.embedder.enabled ? 'hybrid' : 'keyword');
     const { vector, degraded } = await this.queryVector(apiKeyId, args.query, mode);
     const { words, stems } = queryWords(args.query);
+    const stage = args.rerank === false ? null : this.reranker;
+    // The first stage ranks enough hits for the reranker's top N, however small the limit.
+    const keep = Math.max(args.limit, stage?.topN ?? 0);
     const found = await this.store.search(
       apiKeyId,
       {
@@ -134,7 +143,7 @@ export class MemoryService {
         stems,
         vector,
         mode: degraded ? 'keyword' : mode,
-        fetch: Math.max(args.limit * 4, MIN_FETCH),
+        fetch: Math.max(keep * 4, MIN_FETCH),
         filter: args.filter,
       },
       Date.now(),
@@ -145,7 +154,7 @@ export class MemoryService {
       {
         stems,
         mode: degraded ? 'keyword' : mode,
-        limit: args.limit,
+        limit: keep,
         includeWeak: args.includeWeak,
         asksNow: asksAboutNow(args.query),
         ...(minScore === undefined ? {} : { minScore }),
@@ -155,8 +164,19 @@ export class MemoryService {
       this.defaults,
       Date.now(),
     );
-    const note = searchNote(ranked, found.total, this.defaults.weakBelow);
-    return { mode, ranked, total: found.total, ...(note ? { note } : {}), ...(degraded ? { degraded } : {}) };
+    const reranked = stage
+      ? await stage.apply(args.query, ranked, args.limit, args.signal ?? new AbortController().signal)
+      : { ranked: { ...ranked, hits: ranked.hits.slice(0, args.limit) } };
+    // The note reads the first stage's calibrated judgement, which reranking leaves as it was.
+    const note = searchNote(reranked.ranked, found.total, this.defaults.weakBelow);
+    const why = [degraded, reranked.degraded].filter(Boolean).join('; ');
+    return {
+      mode,
+      ranked: reranked.ranked,
+      total: found.total,
+      ...(note ? { note } : {}),
+      ...(why ? { degraded: why } : {}),
+    };
   }
 
   /** The query's embedding, or why the search runs on keywords alone. */

@@ -33,6 +33,16 @@ export const memorySettings = z.object({
   MEMORY_PURGE_INTERVAL_MS: positiveInt.default(60_000),
   // Per listener thread; SQLite store only (see sqlite-bit-index.ts).
   MEMORY_VECTOR_CACHE_MB: positiveInt.default(512),
+  // The rerank stage (off by default). Taken as text here and judged by rerank/config.ts:
+  // a bad one turns reranking off with a reason instead of refusing every memory tool.
+  MEMORY_RERANKER: z.string().optional(),
+  MEMORY_RERANK_TOP_N: z.string().optional(),
+  MEMORY_RERANK_URL: z.string().optional(),
+  MEMORY_RERANK_API: z.string().optional(),
+  MEMORY_RERANK_MODEL: z.string().optional(),
+  MEMORY_RERANK_API_KEY: z.string().optional(),
+  MEMORY_RERANK_TIMEOUT_MS: z.string().optional(),
+  MEMORY_RERANK_DIR: z.string().optional(),
 });
 
 export type MemorySettings = z.output<typeof memorySettings>;

@@ -60,7 +60,7 @@ interface Kit {
    */
   tool<K extends ToolKey>(
     entry: K,
-    work: (args: Input<K>, apiKeyId: string, now: number) => Promise<Output<K>>,
+    work: (args: Input<K>, apiKeyId: string, now: number, signal: AbortSignal) => Promise<Output<K>>,
   ): ToolDefinition;
 }
 
@@ -72,7 +72,8 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
     tool: (entry, work) => ({
       ...MEMORY_TOOLS[entry],
       input: schemas[entry],
-      handler: (args, ctx) => service.guard(() => work(args as never, ctx.caller.apiKeyId, Date.now())),
+      handler: (args, ctx) =>
+        service.guard(() => work(args as never, ctx.caller.apiKeyId, Date.now(), ctx.signal)),
     }),
   };
   return [
@@ -89,9 +90,10 @@ export function createMemoryTools(service: MemoryService): ToolDefinition[] {
 }
 
 function searchTool({ service, tool }: Kit): ToolDefinition {
-  return tool('search', async (args, key) => {
+  return tool('search', async (args, key, _now, signal) => {
     const result = await service.search(key, {
       query: args.query,
+      signal,
       limit: args.limit ?? 5,
       includeWeak: args.include_weak ?? false,
       ...(args.min_score === undefined ? {} : { minScore: args.min_score }),
@@ -119,6 +121,7 @@ function searchTool({ service, tool }: Kit): ToolDefinition {
         semantic: hit.semantic,
         keyword: hit.keyword,
         keyword_score: hit.keywordScore,
+        ...(hit.rerankScore === undefined ? {} : { rerank_score: hit.rerankScore }),
       })),
       total_memories: result.total,
       best_relevance: result.ranked.best,
@@ -255,6 +258,7 @@ function statsTool({ service, tool }: Kit): ToolDefinition {
       newest_at: isoOrNull(stats.newestAt),
       max_per_key: service.settings.MEMORY_MAX_PER_KEY,
       embedding: service.embeddingInfo(),
+      ...(service.reranker ? { reranker: service.reranker.info() } : {}),
       store: service.store.engine,
     };
   });

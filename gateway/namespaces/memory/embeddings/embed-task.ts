@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { workerData } from 'node:worker_threads';
 import { miniLmDir } from './minilm/files.ts';
 import { niceThisThread } from './thread-priority.ts';
-import type { EmbeddingProviderSettings, EmbedResult, EmbedTask } from './types.ts';
+import type { EmbeddingProviderSettings, EmbedResult, EmbedTask, RerankResult, RerankTask } from './types.ts';
 
 // Once per pool thread, as piscina loads this file: inference yields the CPU to the
 // request thread on a busy machine and still takes every idle cycle (MEMORY_EMBED_NICE).
@@ -101,7 +101,13 @@ async function embedOpenAi(
   return { ok: true, vectors };
 }
 
-export default async function embed({ settings, texts }: EmbedTask): Promise<EmbedResult> {
+export default async function embed(task: EmbedTask | RerankTask): Promise<EmbedResult | RerankResult> {
+  if ('rerank' in task) {
+    // Imported on first use, as minilm's runtime is: a pool that only embeds never loads it.
+    const { rerankCrossEncoder } = await import('../rerank/cross-encoder.ts');
+    return rerankCrossEncoder(task.rerank.dir, task.rerank.query, task.rerank.documents);
+  }
+  const { settings, texts } = task;
   if (settings.provider === 'openai') return embedOpenAi(settings, texts);
   if (settings.provider === 'minilm') {
     // Imported on first use: onnxruntime's native library costs memory in threads that

@@ -3,7 +3,13 @@ import { lazyRequire } from '../../../../shared/lazy-require.ts';
 import { threadEntry } from '../../../../shared/thread-entry.ts';
 import { untilAborted } from '../../../../shared/until-aborted.ts';
 import { MINILM_MODEL } from './minilm/files.ts';
-import { type EmbeddingProviderSettings, type EmbedResult, LOCAL_MODEL } from './types.ts';
+import {
+  type EmbeddingProviderSettings,
+  type EmbedResult,
+  LOCAL_MODEL,
+  type RerankResult,
+  type RerankTask,
+} from './types.ts';
 
 const loadPiscina = lazyRequire<typeof import('piscina')>('piscina');
 
@@ -33,7 +39,7 @@ function knownModel(settings: EmbeddingProviderSettings): { model: string; dimen
 export class Embedder {
   /** Made on the first embedding: piscina and its thread machinery cost RSS a gateway that never embeds should not pay. */
   private pool: Piscina | null = null;
-  private readonly poolOptions: ConstructorParameters<typeof Piscina>[0] | null;
+  private readonly poolOptions: ConstructorParameters<typeof Piscina>[0];
   private readonly queryCache = new Map<string, Float32Array>();
   private learnedModel: { model: string; dimensions: number } | null;
 
@@ -42,24 +48,23 @@ export class Embedder {
     options: { threads: number; queryTimeoutMs: number; nice?: number },
   ) {
     this.queryTimeoutMs = options.queryTimeoutMs;
-    this.poolOptions =
-      settings.provider === 'none'
-        ? null
-        : {
-            filename: threadEntry(import.meta.url, './embed-task', './embed-worker.mjs').href,
-            minThreads: 0,
-            maxThreads: options.threads,
-            // A local model costs 100–200 MB per thread: let idle threads go.
-            idleTimeout: 120_000,
-            workerData: { nice: options.nice ?? 0 },
-          };
+    // Made even with embeddings off: a local reranker (MEMORY_RERANKER=onnx) runs in it too.
+    // Nothing starts until the first task.
+    this.poolOptions = {
+      filename: threadEntry(import.meta.url, './embed-task', './embed-worker.mjs').href,
+      minThreads: 0,
+      maxThreads: options.threads,
+      // A local model costs 100–200 MB per thread: let idle threads go.
+      idleTimeout: 120_000,
+      workerData: { nice: options.nice ?? 0 },
+    };
     this.learnedModel = knownModel(settings);
   }
 
   private readonly queryTimeoutMs: number;
 
   get enabled(): boolean {
-    return this.poolOptions !== null;
+    return this.settings.provider !== 'none';
   }
 
   /** Model and width, known up front for the local models and for `openai` with EMBEDDINGS_DIMENSIONS, else after one call. */
@@ -68,7 +73,7 @@ export class Embedder {
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {
-    if (!this.poolOptions) throw new EmbedderUnavailable('embeddings are off (MEMORY_EMBEDDINGS=none)', true);
+    if (!this.enabled) throw new EmbedderUnavailable('embeddings are off (MEMORY_EMBEDDINGS=none)', true);
     this.pool ??= new (loadPiscina().Piscina)(this.poolOptions);
     const result = (await this.pool.run({ settings: this.settings, texts })) as EmbedResult;
     if (!result.ok) throw new EmbedderUnavailable(result.message, result.permanent);
@@ -106,6 +111,17 @@ export class Embedder {
         false,
       );
     });
+  }
+
+  /**
+   * Scores (query, document) pairs with the local cross-encoder in `dir`, on the same pool
+   * threads as the embedding model: inference never runs on a request thread, and the
+   * threads, their priority and MEMORY_EMBED_THREADS are shared rather than doubled.
+   */
+  async rerank(dir: string, query: string, documents: string[]): Promise<RerankResult> {
+    this.pool ??= new (loadPiscina().Piscina)(this.poolOptions);
+    const task: RerankTask = { rerank: { dir, query, documents } };
+    return (await this.pool.run(task)) as RerankResult;
   }
 
   /**

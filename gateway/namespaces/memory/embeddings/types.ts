@@ -18,6 +18,14 @@ export interface EmbedTask {
   texts: string[];
 }
 
+/** The onnx reranker's work, run by the same pool threads (rerank/cross-encoder.ts). */
+export interface RerankTask {
+  rerank: { dir: string; query: string; documents: string[] };
+}
+
+/** A relevance per document in the order given, or why there is none. */
+export type RerankResult = { ok: true; scores: number[] } | { ok: false; message: string };
+
 /** Vectors come back as one Float32Array per text, unit length. */
 export type EmbedResult =
   | { ok: true; vectors: Float32Array[] }

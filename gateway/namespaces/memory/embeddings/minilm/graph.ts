@@ -72,7 +72,7 @@ function transposed({ shape, data }: Tensor): Float32Array {
 }
 
 /** A graph builder that also knows the model's weights and the BERT building blocks made from them. */
-class BertGraphBuilder extends GraphBuilder {
+export class BertGraphBuilder extends GraphBuilder {
   readonly config: BertConfig;
   private readonly weights: Map<string, Tensor>;
 
@@ -114,19 +114,20 @@ class BertGraphBuilder extends GraphBuilder {
 }
 
 /** The constant tensors the graph's operators share. */
-interface Constants {
+export interface Constants {
   one: string;
   half: string;
   sqrt2: string;
   attentionScale: string;
   maskedOut: string;
+  /** Only in a mean-pooled graph: onnxruntime warns at every load about an initializer no node reads. */
   epsilon: string;
   zero: string;
   splitHeads: string;
   mergeHeads: string;
 }
 
-function addConstants(g: BertGraphBuilder): Constants {
+export function addConstants(g: BertGraphBuilder, { pooling = true } = {}): Constants {
   const hidden = g.config.hidden_size;
   const heads = g.config.num_attention_heads;
   const headSize = hidden / heads;
@@ -137,7 +138,7 @@ function addConstants(g: BertGraphBuilder): Constants {
     attentionScale: g.scalar('attention_scale', Math.sqrt(headSize)),
     // A large negative bias, not -inf: a row of -inf would make softmax NaN.
     maskedOut: g.scalar('masked_out', -10000),
-    epsilon: g.scalar('pool_epsilon', 1e-9),
+    epsilon: pooling ? g.scalar('pool_epsilon', 1e-9) : '',
     zero: g.ints('zero_1d', [0]),
     splitHeads: g.ints('split_heads', [0, 0, heads, headSize]),
     mergeHeads: g.ints('merge_heads', [0, 0, hidden]),
@@ -166,7 +167,7 @@ function addEmbeddings(g: BertGraphBuilder, { zero }: Constants): string {
 }
 
 /** The float mask and, from it, the attention bias [batch, 1, 1, sequence]: 0 on tokens, -10000 on padding. */
-function addAttentionMask(
+export function addAttentionMask(
   g: BertGraphBuilder,
   { one, maskedOut }: Constants,
 ): { mask: string; bias: string } {
@@ -179,7 +180,13 @@ function addAttentionMask(
 }
 
 /** Multi-head self-attention with its residual and LayerNorm. */
-function addAttention(g: BertGraphBuilder, c: Constants, state: string, maskBias: string, p: string): string {
+export function addAttention(
+  g: BertGraphBuilder,
+  c: Constants,
+  state: string,
+  maskBias: string,
+  p: string,
+): string {
   const heads4d = (input: string, perm: number[]) =>
     g.op('Transpose', [g.op('Reshape', [input, c.splitHeads])], { perm });
   const q = heads4d(g.linear(state, `${p}.attention.self.query`), [0, 2, 1, 3]);
@@ -195,7 +202,7 @@ function addAttention(g: BertGraphBuilder, c: Constants, state: string, maskBias
 }
 
 /** The feed-forward block with its residual and LayerNorm. */
-function addFeedForward(
+export function addFeedForward(
   g: BertGraphBuilder,
   { sqrt2, one, half }: Constants,
   attended: string,

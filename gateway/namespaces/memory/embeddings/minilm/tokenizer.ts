@@ -99,6 +99,37 @@ export class WordPieceTokenizer {
     return { ids };
   }
 
+  /** The word pieces of `text`, without [CLS] or [SEP], stopping once `limit` are found. */
+  pieces(text: string, limit: number): number[] {
+    const ids: number[] = [];
+    for (const word of this.words(text)) {
+      for (const piece of this.wordPieces(word)) {
+        if (ids.length >= limit) return ids;
+        ids.push(piece);
+      }
+    }
+    return ids;
+  }
+
+  /**
+   * A BERT sentence pair, as a cross-encoder is fed: [CLS] a [SEP] b [SEP], token types 0
+   * up to the first [SEP] and 1 after it. Past `maxTokens`, the longer side loses a token
+   * at a time (the `tokenizers` library's longest_first truncation), so a long memory never
+   * pushes out a short query.
+   */
+  encodePair(a: string, b: string, maxTokens = this.maxTokens): { ids: number[]; typeIds: number[] } {
+    const budget = maxTokens - 3;
+    const first = this.pieces(a, budget);
+    const second = this.pieces(b, budget);
+    while (first.length + second.length > budget) {
+      if (first.length > second.length) first.pop();
+      else second.pop();
+    }
+    const ids = [this.cls, ...first, this.sep, ...second, this.sep];
+    const typeIds = ids.map((_, i) => (i < first.length + 2 ? 0 : 1));
+    return { ids, typeIds };
+  }
+
   /** Normalised words and single punctuation marks, in order (normaliser + pre-tokeniser). */
   *words(text: string): Generator<string> {
     let word = '';
