@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { openMemoryStore } from '../../../gateway/namespaces/memory/engine.ts';
+import { runCli } from '../../support/cli.ts';
 import { bothStateStores } from '../../support/state-stores.ts';
 import { contents, type Env, exported, memoryCli, newKey, writeLines } from './transfer-support.ts';
 
@@ -102,7 +103,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(contents(await exported(e, key, e.DATA_DIR)), ['one', 'two', 'three']);
     });
 
-    test('a key id that does not exist is refused with a clear line, and nothing is written for it', async () => {
+    test('a key id that does not exist (or is revoked) is refused with a clear line, and nothing is written for it', async () => {
       const e = env();
       const file = join(e.DATA_DIR, `${kind}-nokey.jsonl`);
       await writeLines(file, [{ content: 'for nobody' }]);
@@ -121,6 +122,16 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       } finally {
         await store.close();
       }
+      // A revoked key: no caller could read what an import put there; its export still works.
+      const revoked = await newKey(e);
+      assert.equal((await runCli('keys', ['revoke', revoked], { env: e })).code, 0);
+      const refusedRevoked = await memoryCli(['import', file, '--key', revoked], e);
+      assert.equal(refusedRevoked.code, 1);
+      assert.match(
+        refusedRevoked.stderr,
+        new RegExp(`^API key ${revoked} is revoked; nothing was imported\\.$`, 'm'),
+      );
+      assert.deepEqual(contents(await exported(e, revoked, e.DATA_DIR)), []);
       const missing = await memoryCli(['import', join(e.DATA_DIR, 'no-such.jsonl'), '--key', 'key_x'], e);
       assert.equal(missing.code, 1);
       assert.match(missing.stderr, /^cannot read .*no-such\.jsonl: ENOENT/m);

@@ -146,7 +146,9 @@ export function memoryEventTimeCases(name: string, getStore: () => MemoryStore):
       plainWrite('one', { occurredAt: t0 - 3 * DAY }),
       plainWrite('already here', { key: 'k0' }),
       plainWrite('two', { key: 'k2' }),
+      // Later lines of the batch meet earlier ones: the same text folds, the same key upserts.
       plainWrite('one'),
+      plainWrite('two, revised', { key: 'k2' }),
       plainWrite('three'),
       plainWrite('four'),
       plainWrite('five'),
@@ -154,17 +156,19 @@ export function memoryEventTimeCases(name: string, getStore: () => MemoryStore):
     const out = await store.writeMany(a, inputs, { maxPerKey: 4, evict: false }, t0 + 1);
     assert.deepEqual(
       out.results.map((r) => r.status),
-      ['created', 'unchanged', 'created', 'unchanged', 'created'],
+      ['created', 'unchanged', 'created', 'unchanged', 'updated', 'created'],
     );
     assert.equal(out.results[0]!.memory.occurredAt, t0 - 3 * DAY);
-    assert.equal(out.refused?.index, 5);
+    assert.equal(out.results[3]!.memory.id, out.results[0]!.memory.id);
+    assert.equal(out.results[4]!.memory.id, out.results[2]!.memory.id);
+    assert.equal(out.refused?.index, 6);
     assert.ok(out.refused?.error instanceof MemoryLimitError);
     assert.equal(
       (await store.stats(a, t0 + 2)).count,
       4,
       'nothing before the refusal was lost, nothing after written',
     );
-    assert.deepEqual(await listed(store, a, 'oldest'), ['one', 'already here', 'two', 'three']);
+    assert.deepEqual(await listed(store, a, 'oldest'), ['one', 'already here', 'two, revised', 'three']);
     // With eviction (as memory_write does) the batch goes on, evicting the least recently written.
     const evicting = await store.writeMany(
       a,

@@ -220,9 +220,10 @@ export interface MemoryStore {
   pendingEmbeddingCount(): Promise<number>;
   search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchCandidates>;
   /**
-   * Marks older memories of the same key and namespace whose vector lies within
-   * `minSimilarity` cosine of each given memory's as superseded by it (the automatic
-   * update rule; see ranking.ts). Returns how many were marked.
+   * Marks the memories of the same key and namespace whose vector lies within
+   * `minSimilarity` cosine of each given memory's and that come before it in event order
+   * as superseded by it, and the given memory as superseded by the latest such one after it
+   * (the automatic update rule; see autoSupersedeOrder). Returns how many were marked.
    */
   supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number>;
 

@@ -243,16 +243,19 @@ export async function runWritePlanAsync(
   return step.value;
 }
 
-/** Nearest older memories the automatic update rule looks at per new one: a likely update is among the closest few. */
+/** Nearest memories the automatic update rule looks at per new one: a likely update is among the closest few. */
 export const SUPERSEDE_NEIGHBOURS = 16;
 
 /**
- * The automatic update rule (see ranking.ts and docs/decisions/0086-knowledge-updates-add-only.md): each given memory, once
- * embedded, supersedes the older current memories of its key and namespace whose vectors lie
- * within `minSimilarity` cosine of its own, among its SUPERSEDE_NEIGHBOURS nearest. Pinned
- * and upsert-keyed memories are never superseded this way (their writers manage them).
- * Returns the rows to run it for, oldest first so a chain of updates ends at the newest;
- * none when the threshold is 1 (the rule switched off).
+ * The automatic update rule (see ranking.ts, docs/decisions/0086-knowledge-updates-add-only.md and
+ * docs/decisions/0701-memory-event-time.md): each
+ * given memory, once embedded, supersedes the current memories of its key and namespace
+ * whose vectors lie within `minSimilarity` cosine of its own, among its SUPERSEDE_NEIGHBOURS
+ * nearest, that come before it in event order (occurred_at, then write order); when such a
+ * memory comes after it instead (an import about the past), the latest one supersedes it.
+ * Pinned and upsert-keyed memories are never superseded this way (their writers manage them).
+ * Returns the rows to run it for, in write order; none when the threshold is 1 (the rule
+ * switched off). A row already superseded when its turn comes is skipped.
  */
 export function autoSupersedeOrder(rowIds: readonly number[], minSimilarity: number): number[] {
   if (minSimilarity >= 1) return [];
