@@ -159,6 +159,7 @@ const LAYERS: Layer[] = [
       'gateway/listener-thread.ts',
       'gateway/listener-thread-entry.mjs',
       'gateway/main.ts',
+      'gateway/memory-command.ts',
     ],
     may: ['*'],
     why: 'the process and its listener threads: the one place that wires every part together, and that no part imports',

@@ -9,7 +9,6 @@
  * working keyword-only meanwhile.
  */
 import { Command, CommanderError } from 'commander';
-import { CliFailure } from '../../cli/program.ts';
 import { type GatewayConfig, loadGatewayConfig } from '../../config.ts';
 import { createLogger } from '../../logger.ts';
 import { Embedder, EmbedderUnavailable } from './embeddings/embedder.ts';
@@ -19,7 +18,7 @@ import { openMemoryStore, providerSettings } from './engine.ts';
 import { Progress } from './progress.ts';
 import { loadMemorySettings } from './settings.ts';
 import type { MemoryStore } from './store/types.ts';
-import { exportMemories, importMemories, type TransferContext } from './transfer.ts';
+import { exportMemories, importMemories, type KeyLookUp, type TransferContext } from './transfer.ts';
 
 const EXIT_CODES = `
 Exit codes:
@@ -94,17 +93,32 @@ for (const command of [program, ...program.commands]) {
   command.showHelpAfterError().addHelpText('after', EXIT_CODES);
 }
 
-try {
-  await program.parseAsync(process.argv.slice(2), { from: 'user' });
-} catch (error) {
-  // The key store could not be opened (withStore says where and why).
-  if (error instanceof CliFailure) {
-    console.error(error.message);
-    process.exitCode = 1;
+/**
+ * What the command needs from outside the namespace, given by its process entry
+ * (gateway/memory-command.ts): the key store, which a namespace never opens itself.
+ */
+export interface MemoryCliParts {
+  lookUpKey: KeyLookUp;
+  /** The message of an error that ends the command with exit code 1 (the key store could not be opened), else null. */
+  failure(error: unknown): string | null;
+}
+
+let parts: MemoryCliParts;
+
+export async function runMemoryCli(given: MemoryCliParts): Promise<void> {
+  parts = given;
+  try {
+    await program.parseAsync(process.argv.slice(2), { from: 'user' });
+  } catch (error) {
+    const failure = parts.failure(error);
+    if (failure !== null) {
+      console.error(failure);
+      process.exitCode = 1;
+    }
+    // Commander printed the message and the usage already; --help is not an error.
+    else if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
+    else throw error;
   }
-  // Commander printed the message and the usage already; --help is not an error.
-  else if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
-  else throw error;
 }
 
 function transferContext(config: GatewayConfig): TransferContext {
@@ -112,6 +126,7 @@ function transferContext(config: GatewayConfig): TransferContext {
     settings,
     config,
     openStore: () => openMemoryStore(config.DATA_DIR, config.DATABASE_URL),
+    lookUpKey: parts.lookUpKey,
   };
 }
 

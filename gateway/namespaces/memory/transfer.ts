@@ -15,7 +15,6 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { withStore } from '../../accounts/with-store.ts';
 import type { GatewayConfig } from '../../config.ts';
 import { exportLine, lineParser } from './jsonl.ts';
 import { Progress } from './progress.ts';
@@ -28,15 +27,20 @@ export const IMPORT_BATCH = 500;
 /** Exit codes beyond 0 (done), 1 (stopped or failed) and 2 (usage). */
 export const SOME_LINES_SKIPPED = 3;
 
+/** An API key as the import and export need it: whether it exists, and whether it was revoked. */
+export type KeyLookUp = (config: GatewayConfig, id: string) => Promise<{ revokedAt: unknown } | null>;
+
 export interface TransferContext {
   settings: MemorySettings;
   config: GatewayConfig;
   openStore: () => MemoryStore;
+  /** Given by the command's entry (gateway/memory-command.ts): a namespace never opens the key store. */
+  lookUpKey: KeyLookUp;
 }
 
 /** The key must exist; an import also refuses a revoked key (no caller could read what it got). */
-async function checkKey(config: GatewayConfig, id: string, forImport: boolean): Promise<string | null> {
-  const key = await withStore(config, (store) => store.keyById(id));
+async function checkKey(ctx: TransferContext, id: string, forImport: boolean): Promise<string | null> {
+  const key = await ctx.lookUpKey(ctx.config, id);
   if (!key)
     return `no API key ${id}; \`npm run keys -- list\` shows the ids. Nothing was ${forImport ? 'imported' : 'exported'}.`;
   if (forImport && key.revokedAt) return `API key ${id} is revoked; nothing was imported.`;
@@ -60,32 +64,19 @@ interface Tally {
   bad: number;
 }
 
-export async function importMemories(
+/** Reads the file line by line into batches of writes; returns why it stopped early, or null. */
+async function writeLines(
   file: string,
+  total: number,
   options: { key: string; strict?: boolean },
   ctx: TransferContext,
-): Promise<{ store: MemoryStore; pending: number } | null> {
-  let total: number;
-  try {
-    total = await countLines(file);
-  } catch (error) {
-    console.error(`cannot read ${file}: ${(error as Error).message}`);
-    process.exitCode = 1;
-    return null;
-  }
-  const refused = await checkKey(ctx.config, options.key, true);
-  if (refused) {
-    console.error(refused);
-    process.exitCode = 1;
-    return null;
-  }
-  const store = ctx.openStore();
+  store: MemoryStore,
+  tally: Tally,
+): Promise<{ stopped: string | null; pending: number }> {
   const parse = lineParser(ctx.settings.MEMORY_MAX_CONTENT_CHARS);
-  const tally: Tally = { created: 0, updated: 0, unchanged: 0, bad: 0 };
   const progress = new Progress('importing', total);
   progress.detail = () =>
     `${tally.created} created, ${tally.updated} updated, ${tally.unchanged} unchanged, ${tally.bad} bad`;
-  const started = performance.now();
   let batch: { line: number; input: WriteInput }[] = [];
   let pending = 0;
   let stopped: string | null = null;
@@ -138,12 +129,42 @@ export async function importMemories(
     reader.close();
     stopped ??= await flush();
     if (!stopped) progress.update(total);
+  } finally {
     progress.finish();
+  }
+  return { stopped, pending };
+}
+
+export async function importMemories(
+  file: string,
+  options: { key: string; strict?: boolean },
+  ctx: TransferContext,
+): Promise<{ store: MemoryStore; pending: number } | null> {
+  let total: number;
+  try {
+    total = await countLines(file);
   } catch (error) {
-    progress.finish();
+    console.error(`cannot read ${file}: ${(error as Error).message}`);
+    process.exitCode = 1;
+    return null;
+  }
+  const refused = await checkKey(ctx, options.key, true);
+  if (refused) {
+    console.error(refused);
+    process.exitCode = 1;
+    return null;
+  }
+  const store = ctx.openStore();
+  const tally: Tally = { created: 0, updated: 0, unchanged: 0, bad: 0 };
+  const started = performance.now();
+  let outcome: { stopped: string | null; pending: number };
+  try {
+    outcome = await writeLines(file, total, options, ctx, store, tally);
+  } catch (error) {
     await store.close();
     throw error;
   }
+  const { stopped, pending } = outcome;
   const seconds = Math.max((performance.now() - started) / 1000, 1e-3);
   const written = tally.created + tally.updated + tally.unchanged;
   if (stopped) console.error(stopped);
@@ -158,7 +179,7 @@ export async function exportMemories(
   options: { key: string; out?: string; namespace?: string },
   ctx: TransferContext,
 ): Promise<void> {
-  const refused = await checkKey(ctx.config, options.key, false);
+  const refused = await checkKey(ctx, options.key, false);
   if (refused) {
     console.error(refused);
     process.exitCode = 1;

@@ -59,7 +59,7 @@ test('a store holding another model is searched keyword-only until `npm run memo
 
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      [compiledEntry('gateway/namespaces/memory/cli.ts'), 'reembed'],
+      [compiledEntry('gateway/memory-command.ts'), 'reembed'],
       {
         env: { ...process.env, ...env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
         cwd: join(import.meta.dirname, '../../..'),
