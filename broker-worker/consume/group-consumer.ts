@@ -45,6 +45,11 @@ export interface GroupConsumerOptions {
   lingerMs: number;
   /** An unsettled lease is rewound after this long (BROKER_CONSUME_ACK_TIMEOUT_MS). */
   ackTimeoutMs: number;
+  /**
+   * Messages handed out and not yet committed, at most (BROKER_CONSUME_UNCOMMITTED_MAX):
+   * a worker that dies delivers them all again, so past this polls wait for commits.
+   */
+  uncommittedMax: number;
 }
 
 export interface PollRequest {
@@ -101,6 +106,7 @@ export class GroupConsumer {
       closed: () => this.state === 'closed',
       onLeased: () => this.room.notify(),
       onRewound: () => this.changed.notify(),
+      onCommitted: () => this.changed.notify(),
     });
     // A Kafka client of its own: kafkajs shares a committed-offsets cache per group between
     // consumers of one client, and a rejoin of one consumer clears the other's entries.
@@ -257,9 +263,20 @@ export class GroupConsumer {
         if (this.buffer.count > 0) readySince ??= now;
         const lingered = readySince !== null && now >= readySince + this.options.lingerMs;
         if (timeUp || lingered || this.buffer.count >= request.max) {
-          const taken = this.state === 'closed' ? [] : this.buffer.take(request.max, RESULT_BYTE_BUDGET);
+          const room = this.options.uncommittedMax - this.leases.uncommitted;
+          const taken =
+            this.state === 'closed' || room <= 0
+              ? []
+              : this.buffer.take(Math.min(request.max, room), RESULT_BYTE_BUDGET);
           if (taken.length > 0) return { ...this.leases.lease(taken, request.owner), joining: false };
           if (timeUp) return { messages: [], leaseId: null, joining: !this.joinedOnce };
+          if (room <= 0) {
+            // The window is full: wait for a commit (or a rewind). A commit that gave up
+            // retrying starts again here, or nothing would ever open the window.
+            void this.leases.flush();
+            await this.changed.wait(request.endAt - now, request.signal, request.answerNow);
+            continue;
+          }
           // Another poll took what was there: wait for the next message.
           readySince = null;
           continue;
@@ -277,6 +294,16 @@ export class GroupConsumer {
   /** Outstanding leases (handed out, neither committed nor rewound yet). */
   get leasesOutstanding(): number {
     return this.leases.size;
+  }
+
+  /** Messages handed out whose offsets are not committed yet (see LeaseBook.uncommitted). */
+  get uncommitted(): number {
+    return this.leases.uncommitted;
+  }
+
+  /** Messages under open leases (see LeaseBook.leased). */
+  get leased(): number {
+    return this.leases.leased;
   }
 
   /** Whether a poll or an unsettled lease still needs this consumer. */
