@@ -56,6 +56,11 @@ export interface PollRequest {
   max: number;
   /** Date.now() time at which the poll answers with what it has. */
   endAt: number;
+  /**
+   * How long past `endAt` the poll may wait for a commit when the uncommitted window is full
+   * while messages wait (the call's budget allows it). Default `endAt`.
+   */
+  windowEndAt?: number;
   signal: AbortSignal;
   /** Aborts when the link that will settle the lease closes: the lease is then rewound. */
   owner?: AbortSignal;
@@ -269,14 +274,18 @@ export class GroupConsumer {
               ? []
               : this.buffer.take(Math.min(request.max, room), RESULT_BYTE_BUDGET);
           if (taken.length > 0) return { ...this.leases.lease(taken, request.owner), joining: false };
-          if (timeUp) return { messages: [], leaseId: null, joining: !this.joinedOnce };
-          if (room <= 0) {
-            // The window is full: wait for a commit (or a rewind). A commit that gave up
-            // retrying starts again here, or nothing would ever open the window.
+          const until = Math.max(request.endAt, request.windowEndAt ?? request.endAt);
+          const live = this.state === 'running' || this.state === 'starting';
+          if (room <= 0 && live && this.buffer.count > 0 && now < until && !request.answerNow?.aborted) {
+            // The window is full while messages wait: the commit of an answer just written
+            // opens it within moments, so even a poll out of time (timeout_ms 0) waits for
+            // it, inside its call's budget. A commit that gave up retrying starts again
+            // here, or nothing would ever open the window.
             void this.leases.flush();
-            await this.changed.wait(request.endAt - now, request.signal, request.answerNow);
+            await this.changed.wait(until - now, request.signal, request.answerNow);
             continue;
           }
+          if (timeUp) return { messages: [], leaseId: null, joining: !this.joinedOnce };
           // Another poll took what was there: wait for the next message.
           readySince = null;
           continue;

@@ -14,7 +14,10 @@ import { Kafka, logLevel } from 'kafkajs';
 import { createTopicsAndWait } from '../../broker-worker/kafka/create-topics.ts';
 import type { Fleet } from './fleet.ts';
 
-export type FaultKind = { kind: 'worker'; which: 'owner' | 'other' } | { kind: 'leader'; partition: number };
+/** A worker kill (-9, started again after workerDownMs), or anything else done to the cluster. */
+export type FaultKind =
+  | { kind: 'worker'; which: 'owner' | 'other' }
+  | { kind: 'action'; name: string; run(topic: string): Promise<void> };
 
 export interface FaultPlan {
   /** Strikes once this share (0..1) of the messages was delivered. */
@@ -30,8 +33,6 @@ export interface GroupRunOptions {
   messages: number;
   partitions?: number;
   faults: FaultPlan[];
-  /** kill -9 of the leader of a partition; resolves once the broker runs again. */
-  killLeader(topic: string, partition: number): Promise<void>;
   /** How long a killed worker stays down. Default 2 s, as FLEET.md measured. */
   workerDownMs?: number;
   /** Polling loops (alternating gateways). Default 4. */
@@ -103,9 +104,7 @@ export async function publishDirect(
 }
 
 function describeFault(fault: FaultKind): string {
-  return fault.kind === 'worker'
-    ? `kill -9 ${fault.which} worker`
-    : `kill -9 leader of partition ${fault.partition}`;
+  return fault.kind === 'worker' ? `kill -9 ${fault.which} worker` : fault.name;
 }
 
 export async function runGroupUnderFaults(options: GroupRunOptions): Promise<GroupReport> {
@@ -156,10 +155,10 @@ export async function runGroupUnderFaults(options: GroupRunOptions): Promise<Gro
   const records: FaultRecord[] = [];
   async function strike(fault: FaultKind): Promise<void> {
     const name = describeFault(fault);
-    if (fault.kind === 'leader') {
+    if (fault.kind === 'action') {
       log(name);
       records.push({ fault: name, floor: 0, uncommitted: 0 });
-      await options.killLeader(topic, fault.partition);
+      await fault.run(topic);
       return;
     }
     const worker = fault.which === 'owner' ? owner : 1 - owner;
