@@ -57,8 +57,9 @@ export interface PollRequest {
   /** Date.now() time at which the poll answers with what it has. */
   endAt: number;
   /**
-   * How long past `endAt` the poll may wait for a commit when the uncommitted window is full
-   * while messages wait (the call's budget allows it). Default `endAt`.
+   * Date.now() time until which the poll may wait for a commit, past `endAt`, when the
+   * uncommitted window is full while messages wait (what the call's budget allows).
+   * Default `endAt`.
    */
   windowEndAt?: number;
   signal: AbortSignal;
