@@ -33,10 +33,12 @@ const bootstrap = status.running
     ).plaintext;
 console.log(`[dev] Kafka at ${bootstrap} (stop it with: npm run kafka -- stop)`);
 
-const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
+// A cluster's bootstrap is a comma-separated list (`npm run kafka -- start --brokers 3`).
+const admin = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING }).admin();
 await admin.connect();
 if (!(await admin.listTopics()).includes(DEV_TOPIC)) {
-  await admin.createTopics({ topics: [{ topic: DEV_TOPIC, numPartitions: 3, replicationFactor: 1 }] });
+  // The broker's default replication factor: 1 on one broker, 3 on a three-broker cluster.
+  await admin.createTopics({ topics: [{ topic: DEV_TOPIC, numPartitions: 3 }] });
 }
 await admin.disconnect();
 
