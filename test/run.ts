@@ -1,11 +1,12 @@
 /**
  * `npm test`: the build, then every test file under node's test runner with one private local
- * Kafka for the whole run, beside the static checks (tsc, biome), then the storage and HTTP
+ * Kafka and one native Postgres (each test file its own database) for the whole run, beside the static checks (tsc, biome), then the storage and HTTP
  * suites (no Kafka) again under each other supported Node (22, 24: fetched into .cache on
  * first use).
  * Kafka starts only when a selected file needs it (see test/support/test-needs.ts), so
- * `npm test -- memory` runs without Java. The broker is stopped even when tests fail or the
- * run is interrupted, so no Java process outlives the suite.
+ * `npm test -- memory` runs without Java; Postgres likewise only for files that reach
+ * test/support/postgres.ts. Both are stopped even when tests fail or the run is interrupted,
+ * so no server outlives the suite.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { ensureNode, PINNED_RUNTIMES, type RuntimeMajor } from '../dev/node/runtimes.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
 import { setUpMiniLm } from './support/minilm.ts';
+import { startRunPostgres } from './support/run-postgres.ts';
 import { testNeeds } from './support/test-needs.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -50,18 +52,30 @@ async function main(): Promise<number> {
   // Each promise is awaited below, where its result is needed.
   const miniLm = needs.minilm.length > 0 ? settle(setUpMiniLm()) : undefined;
   const runtimes = otherRuntimeFiles(files).length > 0 ? fetchOtherRuntimes() : undefined;
+  // initdb and the server's start take a core for a few seconds: beside the build, not after it.
+  const postgres = settle(startRunPostgres(needs.postgres));
   // The process tests (test/scripts) run the compiled tree as operators do.
-  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) return 1;
+  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) {
+    await unwrap(postgres).then((server) => server.stop());
+    return 1;
+  }
   // tsc checks on one thread, which left the second core idle for its whole run: the type and
   // lint checks now run beside the tests, and a failure there fails the run all the same.
   const checks = filter.length === 0 ? staticChecks() : Promise.resolve(0);
   if (miniLm) await unwrap(miniLm);
-  // Three files at once on two cores: a file waiting on Kafka (a group join, a rebalance
-  // delay, a grace period) leaves its core to the third.
-  const failed = await withKafkaIfNeeded(needs.kafka, (env) =>
-    run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', ...files], env),
-  );
-  const otherFailed = await otherRuntimes(files, runtimes);
+  const server = await unwrap(postgres);
+  let failed: number;
+  let otherFailed: number;
+  try {
+    // Three files at once on two cores: a file waiting on Kafka (a group join, a rebalance
+    // delay, a grace period) leaves its core to the third.
+    failed = await withKafkaIfNeeded(needs.kafka, server.env, (env) =>
+      run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', ...files], env),
+    );
+    otherFailed = await otherRuntimes(files, runtimes, { ...runnerEnv(), ...server.env });
+  } finally {
+    await server.stop();
+  }
   const checksFailed = await checks;
   if (checksFailed)
     console.error('[run] static checks failed (tsc --noEmit, biome check .): see their output above');
@@ -92,17 +106,24 @@ async function unwrap<T>(settled: Settled<T>): Promise<T> {
 }
 
 /**
- * Runs the tests with the run's private broker when some file needs it, else without one.
- * The TEST_KAFKA_* variables belong to the runner: never inherited, so a file that needs
- * Kafka but was not seen to fails on testKafka()'s clear error, not on a stale address.
+ * The TEST_KAFKA_* and TEST_POSTGRES_* variables belong to the runner: never inherited, so a
+ * file that needs a server but was not seen to fails on a clear error, not on a stale address.
  */
+function runnerEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !name.startsWith('TEST_KAFKA_') && !name.startsWith('TEST_POSTGRES_'),
+    ),
+  );
+}
+
+/** Runs the tests with the run's private broker when some file needs it, else without one. */
 async function withKafkaIfNeeded(
   kafkaFiles: string[],
+  postgresEnv: Record<string, string>,
   tests: (env: NodeJS.ProcessEnv) => Promise<number>,
 ): Promise<number> {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('TEST_KAFKA_')),
-  );
+  const env = { ...runnerEnv(), ...postgresEnv };
   if (kafkaFiles.length === 0) {
     console.log('[run] no selected test file uses test/support/kafka-env.ts: no Kafka for this run');
     return tests({ ...env, TEST_KAFKA_NOT_STARTED: '1' });
@@ -167,6 +188,7 @@ function fetchOtherRuntimes(): Map<RuntimeMajor, Settled<string>> {
 async function otherRuntimes(
   selected: string[],
   runtimes: Map<RuntimeMajor, Settled<string>> | undefined,
+  env: NodeJS.ProcessEnv,
 ): Promise<number> {
   const files = otherRuntimeFiles(selected);
   if (files.length === 0 || !runtimes) return 0;
@@ -174,7 +196,7 @@ async function otherRuntimes(
   for (const [major, fetched] of runtimes) {
     const node = await unwrap(fetched);
     console.log(`[node ${major}] ${files.length} test files under ${node}`);
-    failed ||= await run(node, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files]);
+    failed ||= await run(node, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], env);
   }
   return failed;
 }

@@ -1,7 +1,8 @@
 /**
  * What a run's selected test files need from the runner, read from their import graphs
  * (static imports, re-exports and literal dynamic imports of relative modules), so
- * `npm test -- memory` starts no Kafka and needs no Java. A file gets the shared broker's
+ * `npm test -- memory` starts no Kafka and needs no Java, and a run without a Postgres test
+ * starts no Postgres. A file gets the shared broker's
  * address only through test/support/kafka-env.ts, and its `testKafka()` throws when the
  * runner did not start one, so a file this scan missed fails loudly instead of passing
  * against nothing.
@@ -17,9 +18,12 @@ export interface TestNeeds {
    * settings embeds with MiniLM, so its model is set up before they run.
    */
   minilm: string[];
+  /** The selected files that reach test/support/postgres.ts: they share the run's native server. */
+  postgres: string[];
 }
 
 const KAFKA_MODULE = 'test/support/kafka-env.ts';
+const POSTGRES_MODULE = 'test/support/postgres.ts';
 const MINILM_MODULES = ['test/support/minilm.ts', 'gateway/'];
 
 // `from '…'`, `import '…'` and `import('…')`; the specifier is all that matters here.
@@ -68,10 +72,11 @@ async function reach(
 
 export async function testNeeds(root: string, files: string[]): Promise<TestNeeds> {
   const cache = new Map<string, Promise<string[]>>();
-  const needs: TestNeeds = { kafka: [], minilm: [] };
+  const needs: TestNeeds = { kafka: [], minilm: [], postgres: [] };
   for (const file of files) {
     const reached = [...(await reach(root, file, cache))];
     if (reached.includes(KAFKA_MODULE)) needs.kafka.push(file);
+    if (reached.includes(POSTGRES_MODULE)) needs.postgres.push(file);
     if (reached.some((module) => MINILM_MODULES.some((prefix) => module.startsWith(prefix))))
       needs.minilm.push(file);
   }
