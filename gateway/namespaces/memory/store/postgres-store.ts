@@ -7,6 +7,7 @@ import {
 } from '../../../store/index.ts';
 import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
+import { checkPgvector } from './postgres-pgvector.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
@@ -52,15 +53,20 @@ export class PostgresMemoryStore implements MemoryStore {
     });
   }
 
-  /** Migrates on first use; a failure (server down) is retried by the next call. */
+  /**
+   * Checks pgvector and migrates on first use; a failure (server down, no pgvector) is retried
+   * by the next call, so a fixed server is used without a restart.
+   */
   private init(): Promise<void> {
-    this.ready ??= runPgMigrations(this.pool, 'memory', PG_MIGRATIONS).then(
-      () => {},
-      (error: unknown) => {
-        this.ready = null;
-        throw error;
-      },
-    );
+    this.ready ??= checkPgvector(this.pool)
+      .then(() => runPgMigrations(this.pool, 'memory', PG_MIGRATIONS))
+      .then(
+        () => {},
+        (error: unknown) => {
+          this.ready = null;
+          throw error;
+        },
+      );
     return this.ready;
   }
 
