@@ -12,6 +12,13 @@ export function isPostgresUrl(url: string | undefined): url is string {
 }
 
 /**
+ * How long a checkout waits for a new connection. Without it a server that accepts nothing
+ * (stopped, partitioned) held a request until the client gave up; with it the caller fails
+ * in time to answer 503 or STORE_UNAVAILABLE.
+ */
+export const PG_CONNECT_TIMEOUT_MS = 5_000;
+
+/**
  * A connection pool for DATABASE_URL. Errors on idle clients (a server restart, a dropped
  * connection) are logged instead of crashing the process; the pool replaces the client
  * on the next checkout.
@@ -24,6 +31,7 @@ export function createPgPool(
     connectionString: url,
     max: options.max ?? 10,
     idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
   });
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ToolError } from '../../mcp/tool.ts';
+import { isStoreUnreachable } from '../../store/unreachable.ts';
 import type { Embedder } from './embeddings/embedder.ts';
 import { EmbedderUnavailable } from './embeddings/embedder.ts';
 import type { EmbeddingIndexer } from './embeddings/indexer.ts';
@@ -77,8 +78,7 @@ export class MemoryService {
         this.pgvectorReported = true;
         throw new ToolError('SETTINGS_INVALID', `memory is not available: ${error.message}`);
       }
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|57P|08)/.test(code)) {
+      if (isStoreUnreachable(error)) {
         this.log.warn({ err: error }, 'memory store unreachable');
         throw new ToolError('STORE_UNAVAILABLE', 'memory store unavailable; retry later');
       }
