@@ -14,7 +14,7 @@ export interface CliResult {
   stderr: string;
 }
 
-const LAUNCHER = { keys: 'bin/keys.mjs', users: 'bin/users.mjs' };
+const LAUNCHER = { keys: 'bin/keys.mjs', users: 'bin/users.mjs', postgres: 'bin/postgres.mjs' };
 
 export function runCli(
   tool: keyof typeof LAUNCHER,
