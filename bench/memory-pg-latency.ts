@@ -15,7 +15,7 @@ import { vectorLiteral } from '../gateway/namespaces/memory/store/postgres-schem
 import { PostgresMemoryStore } from '../gateway/namespaces/memory/store/postgres-store.ts';
 import type { MemoryStore, SearchMode } from '../gateway/namespaces/memory/store/types.ts';
 import { createPgPool } from '../gateway/store/index.ts';
-import { startOwnPostgres } from '../test/support/postgres.ts';
+import { startOwnPostgres } from '../test/support/own-postgres.ts';
 import {
   type CorpusVectors,
   exactTopK,

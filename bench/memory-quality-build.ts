@@ -15,7 +15,7 @@ import { plainWrite } from '../gateway/namespaces/memory/store/common.ts';
 import { PostgresMemoryStore } from '../gateway/namespaces/memory/store/postgres-store.ts';
 import { SqliteMemoryStore } from '../gateway/namespaces/memory/store/sqlite-store.ts';
 import type { MemoryStore } from '../gateway/namespaces/memory/store/types.ts';
-import { startOwnPostgres } from '../test/support/postgres.ts';
+import { startOwnPostgres } from '../test/support/own-postgres.ts';
 import { benchRoot } from './child.ts';
 import { type Conversation, stored, turnTime, type Variant } from './memory-quality-set.ts';
 

@@ -19,7 +19,7 @@ import { openStateStore } from '../../gateway/accounts/open.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/harness.ts';
-import { type OwnPostgres, startOwnPostgres } from '../support/postgres.ts';
+import { type OwnPostgres, startOwnPostgres } from '../support/own-postgres.ts';
 
 interface Answer {
   gateway: 'strict' | 'stale';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startValkey } from '../../dev/valkey/valkey.ts';
 import { freePort, waitFor } from '../support/harness.ts';
-import { startOwnPostgres } from '../support/postgres.ts';
+import { startOwnPostgres } from '../support/own-postgres.ts';
 import { startReadinessStack } from './support/readiness-stack.ts';
 
 test('readiness fails when the Postgres state store goes away, and while draining', async () => {

@@ -3,15 +3,11 @@
  * emulation. test/run.ts starts one server for the whole run when a selected file reaches
  * this module (test/support/test-needs.ts) and passes its address in TEST_POSTGRES_URL;
  * each file takes its own database on it (createTestDatabase), dropped when the file ends.
- * A test that stops or kills its server (an outage) starts a private one (startOwnPostgres),
- * so the shared server stays up for every other file.
+ * A test that stops or kills its server (an outage) starts a private one instead
+ * (own-postgres.ts), so the shared server stays up for every other file.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { startLocalPostgres } from '../../dev/postgres/local-postgres.ts';
 
 export interface TestPostgres {
   /** A postgres:// URL for DATABASE_URL, naming this file's own database. */
@@ -67,42 +63,6 @@ export async function createTestDatabase(options: { withoutVector?: boolean } = 
         await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       });
       return closed;
-    },
-  };
-}
-
-export interface OwnPostgres {
-  url: string;
-  port: number;
-  /** SIGKILL to the postmaster, as a crash would. */
-  kill(): Promise<void>;
-  /** Starts it again on the same port and data dir (crash recovery runs first). */
-  restart(): Promise<void>;
-  /** Stops it (if running) and removes its data dir. */
-  close(): Promise<void>;
-}
-
-/** A private server in a temporary data dir, for a test that takes it away. */
-export async function startOwnPostgres(): Promise<OwnPostgres> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-test-own-pg-'));
-  let server = await startLocalPostgres({ dataDir, port: 0, shortLived: true });
-  let up = true;
-  const port = server.port;
-  return {
-    url: server.url,
-    port,
-    async kill() {
-      process.kill(server.pid, 'SIGKILL');
-      up = false;
-    },
-    async restart() {
-      await server.stop();
-      server = await startLocalPostgres({ dataDir, port, shortLived: true, startTimeoutMs: 120_000 });
-      up = true;
-    },
-    async close() {
-      if (up) await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
