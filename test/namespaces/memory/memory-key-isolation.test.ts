@@ -49,6 +49,10 @@ for (const [kind, storeEnv] of Object.entries(stores)) {
           ...storeEnv(),
           ...contractEmbeddingsEnv(embeddings),
           MEMORY_EMBED_RETRY_MS: '200',
+          // A loaded machine (load average above 20) passed the 5 s default before the contract
+          // server answered, and the first search read as degraded; the failures this file
+          // causes are the server's 503s, which come at once.
+          MEMORY_QUERY_EMBED_TIMEOUT_MS: '60000',
           API_KEY_CACHE_TTL_MS: '0',
         },
       });
