@@ -17,6 +17,7 @@ import {
   defaultCacheDir,
   HOST,
   POSTGRES_MAJOR,
+  SERVER_PATH,
   type ServerFiles,
   serverFiles,
   WHEEL,
@@ -154,7 +155,7 @@ async function initdb(bin: string, files: ServerFiles, user: RunAs | undefined):
     execFile(
       join(bin, 'initdb'),
       args,
-      { timeout: 120_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' }, ...asUser(user) },
+      { timeout: 120_000, env: { PATH: SERVER_PATH, LANG: 'C' }, ...asUser(user) },
       (error, stdout, stderr) =>
         done(
           error ? `${stderr || stdout || error.message}`.trim().split('\n').slice(-3).join(' | ') : undefined,

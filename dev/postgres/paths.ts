@@ -29,6 +29,12 @@ export const defaultCacheDir = join(repoRoot, '.cache', 'postgres-18.6.3');
 export const defaultDevDataDir = join(repoRoot, 'data', 'postgres');
 
 export const DEFAULT_PORT = 5432;
+
+/**
+ * initdb and the server get a fixed PATH, not the caller's: they find each other in their own
+ * directory, and a developer's PATH (another PostgreSQL's bin first) must not change that.
+ */
+export const SERVER_PATH = '/usr/local/bin:/usr/bin:/bin';
 export const HOST = '127.0.0.1';
 
 /** Where one server keeps everything inside its data dir. */

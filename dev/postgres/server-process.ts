@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HOST, type ServerFiles } from './paths.ts';
+import { HOST, SERVER_PATH, type ServerFiles } from './paths.ts';
 import type { RunAs } from './user.ts';
 
 export interface ServerSpawn {
@@ -51,7 +51,7 @@ export function spawnServer({ bin, files, port, user, detached, shortLived }: Se
         cwd: files.pgdata,
         stdio: ['ignore', out, out],
         detached,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', TZ: 'UTC' },
+        env: { PATH: SERVER_PATH, LANG: 'C', TZ: 'UTC' },
         ...(user ? { uid: user.uid, gid: user.gid } : {}),
       },
     );
