@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { lazyRequire } from '../../shared/lazy-require.ts';
+import { isStoreUnreachable } from './unreachable.ts';
 
 const loadPg = lazyRequire<typeof pg>('pg');
 
@@ -25,13 +26,23 @@ export const PG_CONNECT_TIMEOUT_MS = 5_000;
  */
 export function createPgPool(
   url: string,
-  options: { max?: number; onIdleError?: (error: Error) => void } = {},
+  options: {
+    max?: number;
+    onIdleError?: (error: Error) => void;
+    /**
+     * How long a statement may wait for its answer before the connection is dropped: a server
+     * that stopped answering (frozen, partitioned without a reset) otherwise holds the caller
+     * on a pooled connection for ever. Unset: no limit.
+     */
+    queryTimeoutMs?: number;
+  } = {},
 ): PgPool {
   const pool = new (loadPg().Pool)({
     connectionString: url,
     max: options.max ?? 10,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   });
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;
@@ -54,6 +65,12 @@ export async function withPgTransaction<T>(pool: PgPool, fn: (client: PgClient) 
     await client.query('COMMIT');
     return result;
   } catch (error) {
+    // A statement that timed out or lost its connection leaves the client mid-exchange:
+    // no ROLLBACK on it (that would wait out another timeout), and it is not reused.
+    if (isStoreUnreachable(error)) {
+      lost ??= error as Error;
+      throw error;
+    }
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   } finally {

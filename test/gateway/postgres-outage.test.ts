@@ -6,7 +6,8 @@
  * the store, writes in flight answer STORE_UNAVAILABLE, a gateway with
  * API_KEY_STALE_ON_STORE_ERROR_MS admits only keys the store admitted before (never a new or
  * a revoked one), both gateways write again after the restart without being restarted, and
- * every acknowledged write is in the database.
+ * every acknowledged write is in the database. A frozen server (SIGSTOP: connections open,
+ * nothing answered) ends in 503 and STORE_UNAVAILABLE too, bounded by the pools' timeouts.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -195,5 +196,65 @@ test('kill -9 of the postmaster under writes: no 500, 503 naming the store, reco
   console.log(
     `outage: ${answers.length} writes, ${acknowledged.length} acknowledged, 0 lost; while down ${down.length} answers: ` +
       `${down.filter((a) => a.status === 503).length} x 503, ${down.filter((a) => a.code === 'STORE_UNAVAILABLE').length} x STORE_UNAVAILABLE, ${down.filter((a) => a.id).length} written`,
+  );
+});
+
+test('a frozen server (connections open, nothing answered): 503 and STORE_UNAVAILABLE, not a hang; it recovers on resume', async () => {
+  const owner = (await state.operatorAccount()).id;
+  const known = await state.createKey({
+    label: 'frozen',
+    ownerId: owner,
+    scopes: FULL_SCOPES,
+    expiresAt: null,
+  });
+  assert.ok((await write('strict', known.key, 'warm-up frozen')).id);
+  type Phase = 'before' | 'frozen' | 'after';
+  const clock = { phase: 'before' as Phase };
+  const answers: { answer: Answer; phase: Phase }[] = [];
+  let running = true;
+  const writers = Array.from({ length: 2 }, async (_, writer) => {
+    for (let i = 0; running; i++) {
+      const answer = await write('strict', known.key, `frozen note ${writer}-${i}`);
+      answers.push({ answer, phase: clock.phase });
+    }
+  });
+  const seen = (phase: Phase, pick: (a: Answer) => boolean) => {
+    const failed = answers.find((a) => a.answer.status === 500);
+    if (failed) throw new Error(`HTTP 500: ${JSON.stringify(failed.answer.body)}`);
+    return answers.some((a) => a.phase === phase && pick(a.answer));
+  };
+  try {
+    await waitFor(() => answers.filter((a) => a.answer.id).length >= 10, {
+      what: '10 writes',
+      timeoutMs: 60_000,
+    });
+    await postgres.freeze();
+    clock.phase = 'frozen';
+    // The key lookup's statement times out (10 s) or its new connection does (5 s); a write
+    // waiting on its statement gives up after 30 s.
+    await waitFor(
+      () => seen('frozen', (a) => a.status === 503) && seen('frozen', (a) => a.code === 'STORE_UNAVAILABLE'),
+      { what: 'a 503 and a STORE_UNAVAILABLE while frozen', timeoutMs: 180_000, intervalMs: 200 },
+    );
+  } finally {
+    await postgres.thaw();
+  }
+  clock.phase = 'after';
+  await waitFor(() => seen('after', (a) => a.id !== undefined), {
+    what: 'a write after resuming',
+    timeoutMs: 60_000,
+  });
+  running = false;
+  await Promise.all(writers);
+  assert.deepEqual(
+    [...new Set(answers.map((a) => a.answer.code ?? a.answer.status))].filter(
+      (s) => s !== 200 && s !== 503 && s !== 'STORE_UNAVAILABLE',
+    ),
+    [],
+  );
+  const frozen = answers.filter((a) => a.phase === 'frozen').map((a) => a.answer);
+  console.log(
+    `frozen: ${frozen.length} answers while frozen: ${frozen.filter((a) => a.status === 503).length} x 503, ` +
+      `${frozen.filter((a) => a.code === 'STORE_UNAVAILABLE').length} x STORE_UNAVAILABLE`,
   );
 });

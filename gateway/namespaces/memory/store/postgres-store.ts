@@ -46,7 +46,9 @@ export class PostgresMemoryStore implements MemoryStore {
   private cursorSeal: Promise<CursorSeal> | null = null;
 
   constructor(url: string, options: { max?: number } = {}) {
-    this.pool = createPgPool(url, { max: options.max ?? 10 });
+    // Far above a search or write at 100k memories a key (tens of ms), so only a server that
+    // stopped answering reaches it; the call then answers STORE_UNAVAILABLE.
+    this.pool = createPgPool(url, { max: options.max ?? 10, queryTimeoutMs: 30_000 });
     // Exact ordering even when the HNSW scan has to skip other keys' rows (pgvector >= 0.8).
     this.pool.on('connect', (client) => {
       client.query('SET hnsw.iterative_scan = strict_order').catch(() => {});
