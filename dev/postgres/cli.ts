@@ -31,7 +31,7 @@ const usage = `usage: npm run postgres -- <start|stop|status> [options]
   start    fetch PostgreSQL ${POSTGRES_VERSION} + pgvector ${PGVECTOR_VERSION} on first use, create the
            cluster on first use, start the server and print its DATABASE_URL
   stop     stop it (fast shutdown)
-  status   say whether it runs, and its DATABASE_URL
+  status   say whether it runs, and its DATABASE_URL (exit 3 when it does not)
 
 options (environment variable in brackets):
   --data-dir DIR      [LOCAL_POSTGRES_DATA_DIR]  default ${shown(defaultDevDataDir)}
