@@ -1,16 +1,12 @@
 /**
- * Search latency and vector recall on the Postgres store: PGlite (Postgres compiled to
- * WebAssembly, with pgvector) served over the wire protocol as the store suite uses it,
- * queried through the product's PostgresMemoryStore and `pg` driver. PGlite runs the
- * engine in this process on one thread, so its figures are a WebAssembly engine's and read
- * high against a native server; they are what this machine can show beside SQLite.
+ * Search latency and vector recall on the Postgres store: a native PostgreSQL 18.6 with
+ * pgvector 0.8.6 (dev/postgres, a private server in a temporary data dir), queried through
+ * the product's PostgresMemoryStore and `pg` driver, as a gateway on DATABASE_URL does.
  *
  * The key is filled in batches by SQL (one multi-row INSERT per 1,000 memories, then their
  * vectors), not through memory_write, and the HNSW index is built once over all of them.
- * The rows are what the store writes (the same columns and the generated tsvector). Even
- * so PGlite stores about 170 vectors a second on this machine and builds the index in
- * about a minute per 10k, so a 100k key takes over 20 minutes to fill: the full run uses
- * 10k unless `--pg-size 100000` asks for more.
+ * The rows are what the store writes (the same columns and the generated tsvector). The
+ * full run uses 10k unless `--pg-size 100000` asks for more.
  */
 import { randomUUID } from 'node:crypto';
 import { LOCAL_MODEL } from '../gateway/namespaces/memory/embeddings/types.ts';
@@ -19,7 +15,7 @@ import { vectorLiteral } from '../gateway/namespaces/memory/store/postgres-schem
 import { PostgresMemoryStore } from '../gateway/namespaces/memory/store/postgres-store.ts';
 import type { MemoryStore, SearchMode } from '../gateway/namespaces/memory/store/types.ts';
 import { createPgPool } from '../gateway/store/index.ts';
-import { startTestPostgres } from '../test/support/postgres.ts';
+import { startOwnPostgres } from '../test/support/own-postgres.ts';
 import {
   type CorpusVectors,
   exactTopK,
@@ -67,7 +63,7 @@ async function fillByBatches(
         [key, now, rows.map((r) => r.id), rows.map((r) => r.text), rows.map((r) => r.hash)],
       );
       const idOf = new Map(inserted.rows.map((r: { id: string; public_id: string }) => [r.public_id, r.id]));
-      // A hundred vectors a statement; PGlite parses and stores about one vector per 6 ms here.
+      // A hundred vectors a statement: one round trip per hundred.
       for (let at = 0; at < rows.length; at += VECTOR_BATCH) {
         const some = rows.slice(at, at + VECTOR_BATCH);
         await pool.query(
@@ -119,7 +115,7 @@ async function timeSearches(
   return { p50Ms: round(percentile(times, 50)), p99Ms: round(percentile(times, 99)) };
 }
 
-/** One key of `size` memories on PGlite: latency per mode and vector recall@10 against an exact scan. */
+/** One key of `size` memories on the native server: latency per mode and vector recall@10 against an exact scan. */
 export async function benchPgSearch(
   texts: string[],
   vectors: CorpusVectors,
@@ -129,7 +125,7 @@ export async function benchPgSearch(
   ledger: Ledger,
   log: (line: string) => void,
 ): Promise<{ latency: LatencyRow[]; recall: RecallRow[] }> {
-  const pg = await startTestPostgres();
+  const pg = await startOwnPostgres();
   const store = new PostgresMemoryStore(pg.url, { max: 4 });
   const key = 'bench-pg-key-0';
   try {

@@ -1,6 +1,6 @@
 /**
  * Stores for the quality benchmark: embeddings by the product's own embedder (cached under
- * .cache/memory-quality per model), a fresh SQLite file or a PGlite Postgres, and one key
+ * .cache/memory-quality per model), a fresh SQLite file or a native Postgres of its own, and one key
  * per conversation filled as an agent would fill it, then embedded and passed through the
  * automatic update rule exactly as the indexer does.
  */
@@ -15,7 +15,7 @@ import { plainWrite } from '../gateway/namespaces/memory/store/common.ts';
 import { PostgresMemoryStore } from '../gateway/namespaces/memory/store/postgres-store.ts';
 import { SqliteMemoryStore } from '../gateway/namespaces/memory/store/sqlite-store.ts';
 import type { MemoryStore } from '../gateway/namespaces/memory/store/types.ts';
-import { startTestPostgres } from '../test/support/postgres.ts';
+import { startOwnPostgres } from '../test/support/own-postgres.ts';
 import { benchRoot } from './child.ts';
 import { type Conversation, stored, turnTime, type Variant } from './memory-quality-set.ts';
 
@@ -72,7 +72,7 @@ export async function openStore(kind: StoreKind): Promise<OpenStore> {
       },
     };
   }
-  const pg = await startTestPostgres();
+  const pg = await startOwnPostgres();
   const store = new PostgresMemoryStore(pg.url, { max: 4 });
   return {
     store,

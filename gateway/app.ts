@@ -14,6 +14,7 @@ import { bodyText } from './mcp/unicode.ts';
 import { outcomeOfStatus, type RequestObserver, STORE_UNAVAILABLE } from './ops/observer.ts';
 import { endRequestSpan, startRequestSpan, withActiveSpan } from './ops/tracing.ts';
 import { createOriginPolicy } from './origin-policy.ts';
+import { StateStoreUnavailableError } from './store/unreachable.ts';
 
 export interface AppOptions {
   authenticator: ApiKeyAuthenticator;
@@ -130,7 +131,13 @@ async function routeRequest(router: Router, context: RequestContext): Promise<Ht
   const verdict = router.authenticator.authenticate(head.headers['x-api-key']);
   // A refusal after a key lookup that waited still names the client, even if it left meanwhile.
   if (verdict instanceof Promise) readAddresses(head);
-  const auth = verdict instanceof Promise ? await verdict : verdict;
+  let auth: AuthOutcome;
+  try {
+    auth = verdict instanceof Promise ? await verdict : verdict;
+  } catch (error) {
+    if (error instanceof StateStoreUnavailableError) return storeUnavailable(router, head, error);
+    throw error;
+  }
   if (!auth.ok) return refuseKey(router, head, auth.reason);
 
   if (head.path === '/healthz')
@@ -165,6 +172,39 @@ async function routeRequest(router: Router, context: RequestContext): Promise<Ht
 function readAddresses(head: RequestContext['head']): void {
   void head.clientAddress;
 }
+
+/**
+ * The key could not be looked up because the state store did not answer: 503 with
+ * Retry-After, naming the store, so clients and load balancers retry instead of reading a
+ * 500 as a bug. Logged without the key.
+ */
+function storeUnavailable(
+  router: Router,
+  head: RequestContext['head'],
+  error: StateStoreUnavailableError,
+): HttpResponse {
+  const cause = error.cause as { code?: string; message?: string } | undefined;
+  router.log.warn(
+    {
+      path: head.path.slice(0, 200),
+      store: error.store,
+      cause: cause?.code ?? cause?.message?.slice(0, 120),
+    },
+    'key lookup failed: state store unavailable',
+  );
+  return {
+    status: 503,
+    headers: { ...JSON_HEADERS, 'retry-after': String(STORE_RETRY_AFTER_S) },
+    body: JSON.stringify({
+      error: 'store_unavailable',
+      store: error.store,
+      message: `The ${error.store === 'postgres' ? 'Postgres' : 'SQLite'} state store did not answer the API key lookup; retry in a few seconds.`,
+    }),
+  };
+}
+
+/** A Postgres restart with crash recovery took about a second here; two leave room for it. */
+const STORE_RETRY_AFTER_S = 2;
 
 /** Logs and reports a request whose key was refused, and answers 401. */
 function refuseKey(

@@ -36,6 +36,11 @@ const gatewayEnv = z.object({
   /** How long an admitted key is trusted without asking the store: the bound on revocation delay. */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   API_KEY_NEGATIVE_CACHE_SIZE: positiveInt.default(10_000),
+  /**
+   * While the state store cannot be reached: how long past API_KEY_CACHE_TTL_MS a key the store
+   * admitted is still admitted. 0 (off): such requests get 503 until the store answers.
+   */
+  API_KEY_STALE_ON_STORE_ERROR_MS: z.coerce.number().int().min(0).max(300_000).default(0),
   /** Listener threads sharing the port (uWS engine only): one App per thread, as uWS scales. */
   GATEWAY_THREADS: z.coerce.number().int().min(1).max(64).default(1),
   BROKER_CONSUMER_GROUP: z.string().optional(),

@@ -220,6 +220,8 @@ export async function startGateway({
   const authenticator = new ApiKeyAuthenticator(store, {
     positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
     negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
+    staleOnStoreErrorMs: config.API_KEY_STALE_ON_STORE_ERROR_MS,
+    storeName: config.DATABASE_URL ? 'postgres' : 'sqlite',
   });
   const mounted = mountNamespaces(
     {

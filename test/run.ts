@@ -4,10 +4,12 @@
  * suites (no Kafka) again under each other supported Node (22, 24: fetched into .cache on
  * first use).
  * Kafka starts only when a selected file needs it (see test/support/test-needs.ts), so
- * `npm test -- memory` runs without Java. Files that need a three-broker cluster (they reach
+ * `npm test -- memory` runs without Java; one native Postgres (each test file its own
+ * database) likewise only for files that reach test/support/postgres.ts. Files that need a
+ * three-broker cluster (they reach
  * test/support/kafka-cluster-env.ts) run afterwards, one at a time, on a cluster started only
  * then, so the two never hold memory and cores together. Brokers are stopped even when tests
- * fail or the run is interrupted, so no Java process outlives the suite.
+ * fail or the run is interrupted, and so is Postgres: no server outlives the suite.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { ensureNode, PINNED_RUNTIMES, type RuntimeMajor } from '../dev/node/runt
 import { testKafkaClusterEnv } from './support/kafka-cluster-env.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
 import { setUpMiniLm } from './support/minilm.ts';
+import { startRunPostgres } from './support/run-postgres.ts';
 import { testNeeds } from './support/test-needs.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -54,11 +57,36 @@ async function main(): Promise<number> {
   const miniLm = needs.minilm.length > 0 ? settle(setUpMiniLm()) : undefined;
   const runtimes = otherRuntimeFiles(files).length > 0 ? fetchOtherRuntimes() : undefined;
   // The process tests (test/scripts) run the compiled tree as operators do.
-  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) return 1;
+  // initdb and the server's start take a core for a few seconds: beside the build, not after it.
+  const postgres = settle(startRunPostgres(needs.postgres));
+  if ((await run(process.execPath, ['scripts/build.mjs'])) !== 0) {
+    await unwrap(postgres).then((server) => server.stop());
+    return 1;
+  }
   // tsc checks on one thread, which left the second core idle for its whole run: the type and
   // lint checks now run beside the tests, and a failure there fails the run all the same.
   const checks = filter.length === 0 ? staticChecks() : Promise.resolve(0);
   if (miniLm) await unwrap(miniLm);
+  const server = await unwrap(postgres);
+  let failed: number;
+  try {
+    failed = await runSuites(files, needs, runtimes, server.env);
+  } finally {
+    await server.stop();
+  }
+  const checksFailed = await checks;
+  if (checksFailed)
+    console.error('[run] static checks failed (tsc --noEmit, biome check .): see their output above');
+  return failed || checksFailed;
+}
+
+/** The main pass, then the three-broker files, then the other runtimes, all beside the run's Postgres. */
+async function runSuites(
+  files: string[],
+  needs: Awaited<ReturnType<typeof testNeeds>>,
+  runtimes: Map<RuntimeMajor, Settled<string>> | undefined,
+  postgresEnv: Record<string, string>,
+): Promise<number> {
   // Three files at once on two cores: a file waiting on Kafka (a group join, a rebalance
   // delay, a grace period) leaves its core to the third.
   const clusterFiles = new Set(needs.kafkaCluster);
@@ -66,19 +94,15 @@ async function main(): Promise<number> {
   const mainFailed =
     mainFiles.length === 0
       ? 0
-      : await withKafkaIfNeeded(needs.kafka, (env) =>
+      : await withKafkaIfNeeded(needs.kafka, postgresEnv, (env) =>
           run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', ...mainFiles], env),
         );
   // One at a time: these files kill and restart the cluster's brokers.
-  const clusterFailed = await withKafkaClusterIfNeeded(needs.kafkaCluster, (env) =>
+  const clusterFailed = await withKafkaClusterIfNeeded(needs.kafkaCluster, postgresEnv, (env) =>
     run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...needs.kafkaCluster], env),
   );
-  const failed = mainFailed || clusterFailed;
-  const otherFailed = await otherRuntimes(files, runtimes);
-  const checksFailed = await checks;
-  if (checksFailed)
-    console.error('[run] static checks failed (tsc --noEmit, biome check .): see their output above');
-  return failed || otherFailed || checksFailed;
+  const otherFailed = await otherRuntimes(files, runtimes, { ...cleanEnv(), ...postgresEnv });
+  return mainFailed || clusterFailed || otherFailed;
 }
 
 /** `tsc --noEmit` and `biome check .`, both run even when the first fails, so one run reports both. */
@@ -104,9 +128,17 @@ async function unwrap<T>(settled: Settled<T>): Promise<T> {
   return result.value;
 }
 
-/** The environment without the runner's TEST_KAFKA_* variables (never inherited: see below). */
+/**
+ * The environment without the runner's TEST_KAFKA_* and TEST_POSTGRES_* variables: never
+ * inherited, so a file that needs a server but was not seen to fails on a clear error, not
+ * on a stale address.
+ */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEST_KAFKA_')));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !name.startsWith('TEST_KAFKA_') && !name.startsWith('TEST_POSTGRES_'),
+    ),
+  );
 }
 
 /**
@@ -116,6 +148,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 async function withBrokers(
   dataDirPrefix: string,
   start: (dataDir: string) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>,
+  extraEnv: Record<string, string>,
   tests: (env: NodeJS.ProcessEnv) => Promise<number>,
 ): Promise<number> {
   const dataDir = await mkdtemp(join(tmpdir(), dataDirPrefix));
@@ -133,7 +166,7 @@ async function withBrokers(
   process.once('SIGTERM', onSignal);
   try {
     started = await start(dataDir);
-    return await tests({ ...cleanEnv(), ...started.env });
+    return await tests({ ...cleanEnv(), ...extraEnv, ...started.env });
   } finally {
     await stopAll();
     process.off('SIGINT', onSignal);
@@ -148,11 +181,12 @@ async function withBrokers(
  */
 async function withKafkaIfNeeded(
   kafkaFiles: string[],
+  postgresEnv: Record<string, string>,
   tests: (env: NodeJS.ProcessEnv) => Promise<number>,
 ): Promise<number> {
   if (kafkaFiles.length === 0) {
     console.log('[run] no selected test file uses test/support/kafka-env.ts: no Kafka for this run');
-    return tests({ ...cleanEnv(), TEST_KAFKA_NOT_STARTED: '1' });
+    return tests({ ...cleanEnv(), ...postgresEnv, TEST_KAFKA_NOT_STARTED: '1' });
   }
   console.log(`[run] ${kafkaFiles.length} selected test files use Kafka: starting a private broker`);
   return withBrokers(
@@ -170,6 +204,7 @@ async function withKafkaIfNeeded(
       });
       return { env: testKafkaEnv(kafka), stop: () => kafka.stop() };
     },
+    postgresEnv,
     tests,
   );
 }
@@ -177,6 +212,7 @@ async function withKafkaIfNeeded(
 /** The three-broker cluster for the files that reach test/support/kafka-cluster-env.ts, if any. */
 async function withKafkaClusterIfNeeded(
   clusterFiles: string[],
+  postgresEnv: Record<string, string>,
   tests: (env: NodeJS.ProcessEnv) => Promise<number>,
 ): Promise<number> {
   if (clusterFiles.length === 0) return 0;
@@ -198,6 +234,7 @@ async function withKafkaClusterIfNeeded(
       });
       return { env: testKafkaClusterEnv(kafka, dataDir), stop: () => kafka.stop() };
     },
+    postgresEnv,
     tests,
   );
 }
@@ -234,6 +271,7 @@ function fetchOtherRuntimes(): Map<RuntimeMajor, Settled<string>> {
 async function otherRuntimes(
   selected: string[],
   runtimes: Map<RuntimeMajor, Settled<string>> | undefined,
+  env: NodeJS.ProcessEnv,
 ): Promise<number> {
   const files = otherRuntimeFiles(selected);
   if (files.length === 0 || !runtimes) return 0;
@@ -241,7 +279,7 @@ async function otherRuntimes(
   for (const [major, fetched] of runtimes) {
     const node = await unwrap(fetched);
     console.log(`[node ${major}] ${files.length} test files under ${node}`);
-    failed ||= await run(node, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files]);
+    failed ||= await run(node, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], env);
   }
   return failed;
 }

@@ -33,7 +33,8 @@ export class PostgresStateStore extends SqlStateStore {
   }
 
   static async connect(url: string): Promise<PostgresStateStore> {
-    const pool = createPgPool(url, { max: 5 });
+    // Key lookups, sessions and quota counts are single-row statements: 10 s is a frozen server.
+    const pool = createPgPool(url, { max: 5, queryTimeoutMs: 10_000 });
     try {
       await runPgMigrations(pool, 'accounts', [
         { version: 1, name: 'accounts, sessions and api keys', up: SCHEMA_V1 },

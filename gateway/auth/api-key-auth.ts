@@ -2,6 +2,7 @@ import type { KeyPrincipal } from '../accounts/model.ts';
 import { hashApiKey, isWellFormedApiKey } from '../core/api-key.ts';
 import type { KeyLimits } from '../core/key-limits.ts';
 import type { KeyScopes } from '../core/scopes.ts';
+import { isStoreUnreachable, StateStoreUnavailableError } from '../store/unreachable.ts';
 import { BoundedTtlCache } from './bounded-cache.ts';
 
 export interface KeyLookup {
@@ -30,6 +31,14 @@ export interface AuthenticatorOptions {
   negativeTtlMs?: number;
   /** last_used_at is a hint for operators; writing it on every request would make the store the bottleneck. */
   touchIntervalMs?: number;
+  /**
+   * API_KEY_STALE_ON_STORE_ERROR_MS: how long after its verdict expired an admitted key is
+   * still admitted when the store cannot be reached to ask again. 0 (the default) admits
+   * nothing the store has not confirmed within positiveTtlMs.
+   */
+  staleOnStoreErrorMs?: number;
+  /** Named in the 503 a lookup gets when the store does not answer. */
+  storeName?: 'postgres' | 'sqlite';
 }
 
 const MAX_POSITIVE_ENTRIES = 100_000;
@@ -52,6 +61,12 @@ export class ApiKeyAuthenticator {
   private readonly lastTouched = new Map<string, number>();
   private readonly touchIntervalMs: number;
   private readonly positiveTtlMs: number;
+  /**
+   * The verdicts of admitted keys, kept positiveTtlMs + staleOnStoreErrorMs: read only when
+   * the store cannot be reached, and dropped when the store refuses the key. Absent when off.
+   */
+  private readonly stale: BoundedTtlCache<Admitted> | undefined;
+  private readonly storeName: 'postgres' | 'sqlite';
   /** Set while admitted entries wait to expire: their key strings are dropped on time, not on the next lookup. */
   private purge: NodeJS.Timeout | undefined;
 
@@ -63,6 +78,10 @@ export class ApiKeyAuthenticator {
     this.refused = new BoundedTtlCache(options.negativeMaxEntries, options.negativeTtlMs ?? 2_000);
     this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
     this.positiveTtlMs = options.positiveTtlMs;
+    const staleMs = options.staleOnStoreErrorMs ?? 0;
+    this.stale =
+      staleMs > 0 ? new BoundedTtlCache(MAX_POSITIVE_ENTRIES, options.positiveTtlMs + staleMs) : undefined;
+    this.storeName = options.storeName ?? 'sqlite';
   }
 
   /** Synchronous for a key already admitted (the common case): no promise made per request. */
@@ -82,9 +101,21 @@ export class ApiKeyAuthenticator {
     return this.lookUp(headerValue, hash, cacheKey);
   }
 
-  /** A key not cached either way: asked of the store, and the verdict cached. */
+  /**
+   * A key not cached either way: asked of the store, and the verdict cached. A store that
+   * cannot be reached throws StateStoreUnavailableError (a 503 naming it), unless the key was
+   * admitted within the stale window; any other store failure is thrown as it came.
+   */
   private async lookUp(headerValue: string, hash: Buffer, cacheKey: string): Promise<AuthOutcome> {
-    const found = await this.keys.keyByHash(hash);
+    let found: KeyPrincipal | undefined;
+    try {
+      found = await this.keys.keyByHash(hash);
+    } catch (error) {
+      if (!isStoreUnreachable(error)) throw error;
+      const before = this.stale?.get(headerValue);
+      if (before) return this.admit(before);
+      throw new StateStoreUnavailableError(this.storeName, { cause: error });
+    }
     const reason = !found
       ? 'unregistered'
       : found.revoked
@@ -93,6 +124,8 @@ export class ApiKeyAuthenticator {
           ? 'owner_disabled'
           : undefined;
     if (reason || !found) {
+      // A key the store now refuses never rides out a later outage on its old verdict.
+      this.stale?.delete(headerValue);
       this.refused.set(cacheKey, reason ?? 'unregistered');
       return { ok: false, reason: reason ?? 'unregistered' };
     }
@@ -105,6 +138,7 @@ export class ApiKeyAuthenticator {
       graceEndsAtMs: found.graceUntil === undefined ? Number.POSITIVE_INFINITY : Date.parse(found.graceUntil),
     };
     this.admitted.set(headerValue, admitted);
+    this.stale?.set(headerValue, admitted);
     this.schedulePurge();
     return this.admit(admitted);
   }
@@ -114,10 +148,11 @@ export class ApiKeyAuthenticator {
    * when it is never presented again (an expired entry is otherwise dropped only when looked up).
    */
   private schedulePurge(): void {
-    if (this.purge || this.admitted.size === 0) return;
+    if (this.purge || this.admitted.size + (this.stale?.size ?? 0) === 0) return;
     this.purge = setTimeout(() => {
       this.purge = undefined;
       this.admitted.dropExpired();
+      this.stale?.dropExpired();
       this.schedulePurge();
     }, this.positiveTtlMs);
     this.purge.unref();

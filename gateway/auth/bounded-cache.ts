@@ -30,6 +30,10 @@ export class BoundedTtlCache<V> {
     this.entries.set(key, { value, expiresAt: now + this.ttlMs });
   }
 
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
   /**
    * Drops the entries past their expiry. With one TTL for all, insertion order is expiry
    * order, so the walk stops at the first live entry.

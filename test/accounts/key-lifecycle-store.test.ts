@@ -1,6 +1,6 @@
 /**
  * The store calls behind `npm run keys -- rotate|prune` and `npm run users -- promote|demote`,
- * on both adapters: SQLite in a temp dir, Postgres as PGlite over the wire protocol.
+ * on both adapters: SQLite in a temp dir, Postgres a database on the native test server.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

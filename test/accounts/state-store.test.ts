@@ -1,4 +1,4 @@
-/** One suite, both adapters: SQLite in a temp dir, Postgres as PGlite over the wire protocol. */
+/** One suite, both adapters: SQLite in a temp dir, Postgres as a database of its own on the run's native server. */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,12 +12,12 @@ import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { Database } from '../../gateway/store/sqlite-driver.ts';
 import { ConsoleClient } from '../support/console-client.ts';
 import { startTestGateway } from '../support/gateway.ts';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
+import { createTestDatabase, type TestPostgres } from '../support/postgres.ts';
 
 let postgres: TestPostgres;
 let dataDir: string;
 before(async () => {
-  postgres = await startTestPostgres();
+  postgres = await createTestDatabase();
   dataDir = await mkdtemp(join(tmpdir(), 'mcp-state-store-'));
 });
 after(async () => {

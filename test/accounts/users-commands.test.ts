@@ -1,6 +1,6 @@
 /**
  * `npm run users` end to end on both stores: the CLI process changes the store the gateway
- * reads (SQLite in DATA_DIR, or Postgres, as PGlite over the wire, with DATABASE_URL), and
+ * reads (SQLite in DATA_DIR, or Postgres, a database on the native test server, with DATABASE_URL), and
  * the sign-in service sees the result.
  */
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
- * `npm run keys -- prune` on both stores (SQLite in DATA_DIR; Postgres, as PGlite over the
- * wire, with DATABASE_URL): --dry-run only reports; prune deletes revoked and expired keys,
+ * `npm run keys -- prune` on both stores (SQLite in DATA_DIR; Postgres, a database on the native
+ * test server, with DATABASE_URL): --dry-run only reports; prune deletes revoked and expired keys,
  * says which, and leaves live keys alone.
  */
 import assert from 'node:assert/strict';

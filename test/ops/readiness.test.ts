@@ -1,16 +1,16 @@
 /**
- * /readyz over real HTTP on the ops listener, with the state store in a real Postgres that
+ * /readyz over real HTTP on the ops listener, with the state store in a native Postgres of its own that
  * goes away mid-test, and with the gateway draining.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startValkey } from '../../dev/valkey/valkey.ts';
 import { freePort, waitFor } from '../support/harness.ts';
-import { startTestPostgres } from '../support/postgres.ts';
+import { startOwnPostgres } from '../support/own-postgres.ts';
 import { startReadinessStack } from './support/readiness-stack.ts';
 
 test('readiness fails when the Postgres state store goes away, and while draining', async () => {
-  const postgres = await startTestPostgres();
+  const postgres = await startOwnPostgres();
   const stack = await startReadinessStack({ DATABASE_URL: postgres.url });
   let postgresOpen = true;
   try {

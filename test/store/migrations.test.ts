@@ -16,7 +16,7 @@ import {
   sqlitePath,
 } from '../../gateway/store/index.ts';
 import { SQLITE_DRIVER } from '../../gateway/store/sqlite-driver.ts';
-import { startTestPostgres, type TestPostgres } from '../support/postgres.ts';
+import { createTestDatabase, type TestPostgres } from '../support/postgres.ts';
 
 const sqliteSteps: SqliteMigration[] = [
   { version: 1, name: 'things', up: 'CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT NOT NULL)' },
@@ -109,12 +109,14 @@ describe('SQLite migrations', () => {
   });
 });
 
-describe('Postgres migrations (PGlite over the wire)', () => {
+describe('Postgres migrations (native PostgreSQL)', () => {
   let pgServer: TestPostgres;
   let pool: PgPool;
   before(async () => {
-    pgServer = await startTestPostgres();
+    pgServer = await createTestDatabase();
     pool = createPgPool(pgServer.url, { max: 4 });
+    // A fresh database has no extensions; the memory store creates pgvector itself.
+    await pool.query('CREATE EXTENSION vector');
   });
   after(async () => {
     await pool.end();

@@ -1,5 +1,6 @@
 /**
- * Runs `npm run keys` / `npm run users` / `npm run memory` / `npm run kafka` as an operator would: a child process with its own
+ * Runs `npm run keys` / `npm run users` / `npm run memory` / `npm run kafka` / `npm run postgres` as an
+ * operator would: a child process with its own
  * environment and standard input, its exit code and both outputs captured: the bin/
  * launcher over the compiled dist/, as shipped (test/support/compiled.ts says why).
  */
@@ -19,6 +20,7 @@ const LAUNCHER = {
   users: 'bin/users.mjs',
   memory: 'bin/memory.mjs',
   kafka: 'bin/kafka.mjs',
+  postgres: 'bin/postgres.mjs',
 };
 
 export function runCli(

@@ -4,18 +4,19 @@
  * driver. With pglite-socket's own queue the messages of two queries interleaved and calls
  * failed ("bind message supplies 2 parameters, but prepared statement requires 6"): the
  * first test failed in 2 of 3 runs on that queue, and in 1 of 1 with 300 KB values (kept
- * at 100 KB for the suite's time).
+ * at 100 KB for the suite's time). PGlite, not the native server: the engine's queue is what
+ * is tested here.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { startTestPostgres, type TestPostgres } from './postgres.ts';
+import { type PgliteServer, startPglite } from './pglite.ts';
 
-let engine: TestPostgres;
+let engine: PgliteServer;
 let pool: pg.Pool;
 
 before(async () => {
-  engine = await startTestPostgres();
+  engine = await startPglite();
   pool = new pg.Pool({ connectionString: engine.url, max: 8 });
   await pool.query('CREATE TABLE counters (id int PRIMARY KEY, n int NOT NULL)');
   await pool.query('INSERT INTO counters VALUES (1, 0)');

@@ -1,13 +1,14 @@
 /**
  * Both state-store adapters for one test file: SQLite in a temporary DATA_DIR, and Postgres
- * as PGlite over the wire protocol (DATABASE_URL). Call it at the top of a file: it adds the
- * file's before/after hooks that start and stop them, and returns each adapter's settings.
+ * as a database of the file's own on the run's native server (DATABASE_URL). Call it at the
+ * top of a file: it adds the file's before/after hooks that make and drop them, and returns
+ * each adapter's settings.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { startTestPostgres, type TestPostgres } from './postgres.ts';
+import { createTestDatabase, type TestPostgres } from './postgres.ts';
 
 export type StateStoreKind = 'sqlite' | 'postgres';
 
@@ -20,7 +21,7 @@ export function bothStateStores(prefix: string): Record<StateStoreKind, () => St
   let postgres: TestPostgres | undefined;
   let dataDir = '';
   before(async () => {
-    postgres = await startTestPostgres();
+    postgres = await createTestDatabase();
     dataDir = await mkdtemp(join(tmpdir(), prefix));
   });
   after(async () => {

@@ -1,7 +1,8 @@
 /**
  * What a run's selected test files need from the runner, read from their import graphs
  * (static imports, re-exports and literal dynamic imports of relative modules), so
- * `npm test -- memory` starts no Kafka and needs no Java. A file gets the shared broker's
+ * `npm test -- memory` starts no Kafka and needs no Java, and a run without a Postgres test
+ * starts no Postgres. A file gets the shared broker's
  * address only through test/support/kafka-env.ts, and its `testKafka()` throws when the
  * runner did not start one, so a file this scan missed fails loudly instead of passing
  * against nothing.
@@ -22,10 +23,13 @@ export interface TestNeeds {
    * settings embeds with MiniLM, so its model is set up before they run.
    */
   minilm: string[];
+  /** The selected files that reach test/support/postgres.ts: they share the run's native server. */
+  postgres: string[];
 }
 
 const KAFKA_MODULE = 'test/support/kafka-env.ts';
 const KAFKA_CLUSTER_MODULE = 'test/support/kafka-cluster-env.ts';
+const POSTGRES_MODULE = 'test/support/postgres.ts';
 const MINILM_MODULES = ['test/support/minilm.ts', 'gateway/'];
 
 // `from '…'`, `import '…'` and `import('…')`; the specifier is all that matters here.
@@ -74,11 +78,12 @@ async function reach(
 
 export async function testNeeds(root: string, files: string[]): Promise<TestNeeds> {
   const cache = new Map<string, Promise<string[]>>();
-  const needs: TestNeeds = { kafka: [], kafkaCluster: [], minilm: [] };
+  const needs: TestNeeds = { kafka: [], kafkaCluster: [], minilm: [], postgres: [] };
   for (const file of files) {
     const reached = [...(await reach(root, file, cache))];
     if (reached.includes(KAFKA_CLUSTER_MODULE)) needs.kafkaCluster.push(file);
     else if (reached.includes(KAFKA_MODULE)) needs.kafka.push(file);
+    if (reached.includes(POSTGRES_MODULE)) needs.postgres.push(file);
     if (reached.some((module) => MINILM_MODULES.some((prefix) => module.startsWith(prefix))))
       needs.minilm.push(file);
   }

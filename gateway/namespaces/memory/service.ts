@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ToolError } from '../../mcp/tool.ts';
+import { isStoreUnreachable } from '../../store/unreachable.ts';
 import type { Embedder } from './embeddings/embedder.ts';
 import { EmbedderUnavailable } from './embeddings/embedder.ts';
 import type { EmbeddingIndexer } from './embeddings/indexer.ts';
@@ -8,6 +9,7 @@ import { type Ranked, rankCandidates } from './ranking.ts';
 import type { RerankStage } from './rerank/stage.ts';
 import { type MemorySettings, SEARCH_DEFAULTS } from './settings.ts';
 import { CursorError } from './store/common.ts';
+import { PgvectorUnusableError } from './store/postgres-pgvector.ts';
 import { queryWords } from './store/text.ts';
 import {
   type MemoryFilter,
@@ -50,6 +52,8 @@ const MIN_FETCH = 40;
 
 /** What the tools call: the store plus the embedding side (background indexing, query vectors). */
 export class MemoryService {
+  private pgvectorReported = false;
+
   constructor(
     readonly settings: MemorySettings,
     readonly store: MemoryStore,
@@ -73,8 +77,13 @@ export class MemoryService {
       if (error instanceof MemoryLimitError) throw new ToolError('MEMORY_LIMIT', error.message);
       if (error instanceof CursorError) throw new ToolError('INVALID_CURSOR', error.message);
       if (error instanceof SupersedesNotFoundError) throw new ToolError('NOT_FOUND', error.message);
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|57P|08)/.test(code)) {
+      if (error instanceof PgvectorUnusableError) {
+        // Said once in the log (an operator's fix), and to every call (the agent's answer).
+        if (!this.pgvectorReported) this.log.error(`memory cannot use its Postgres store: ${error.message}`);
+        this.pgvectorReported = true;
+        throw new ToolError('SETTINGS_INVALID', `memory is not available: ${error.message}`);
+      }
+      if (isStoreUnreachable(error)) {
         this.log.warn({ err: error }, 'memory store unreachable');
         throw new ToolError('STORE_UNAVAILABLE', 'memory store unavailable; retry later');
       }

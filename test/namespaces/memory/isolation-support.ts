@@ -1,15 +1,15 @@
 /**
  * What the cross-key memory tests share: tools/call over plain HTTP JSON-RPC (so a refused
  * key's HTTP status is seen, not hidden by a client library), keys minted in the state store
- * the gateway reads, and a DATA_DIR for the file.
+ * the gateway reads, and the file's two stores (SQLite and Postgres).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before } from 'node:test';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import type { StateStore } from '../../../gateway/accounts/model.ts';
 import { FULL_SCOPES } from '../../../gateway/core/scopes.ts';
+import { bothStateStores, type StateStoreEnv, type StateStoreKind } from '../../support/state-stores.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: structured results are checked field by field
 export type Json = Record<string, any>;
@@ -71,18 +71,38 @@ export async function mint(state: StateStore, label: string): Promise<{ id: stri
 }
 
 /**
- * A temporary DATA_DIR for the file's gateway (SQLite). These files run no gateway on
- * PGlite: under concurrent load its socket server mixes the statements of parallel
- * connections ("bind message supplies 2 parameters"), which failed calls at random as
- * STORE_UNAVAILABLE. The Postgres store's side of the same promises is in the store suite.
+ * The file's gateways: one on SQLite (a temporary DATA_DIR), one on Postgres (a database of
+ * the file's own on the run's native server). They ran on SQLite only while the test engine
+ * was PGlite, whose socket server mixed the statements of parallel connections under load.
  */
-export function sqliteDataDir(prefix: string): () => { DATA_DIR: string } {
-  let dataDir = '';
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), prefix));
-  });
-  after(async () => {
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
-  return () => ({ DATA_DIR: dataDir });
+export function isolationStores(prefix: string): Record<StateStoreKind, () => StateStoreEnv> {
+  return bothStateStores(prefix);
+}
+
+/** The store's internal row ids of these memories, read from the store itself. */
+export async function rowIdsIn(env: StateStoreEnv, publicIds: string[]): Promise<number[]> {
+  if (env.DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        'SELECT id FROM memories WHERE public_id = ANY($1::uuid[]) ORDER BY id',
+        [publicIds],
+      );
+      return rows.map((row: { id: string }) => Number(row.id));
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new Database(join(env.DATA_DIR, 'memory.sqlite'), { readonly: true });
+  try {
+    return (
+      db
+        .prepare('SELECT id FROM memories WHERE public_id IN (SELECT value FROM json_each(?)) ORDER BY id')
+        .pluck()
+        .all(JSON.stringify(publicIds)) as number[]
+    ).map(Number);
+  } finally {
+    db.close();
+  }
 }

@@ -1,6 +1,6 @@
 /**
  * One key's writes never land on another key's memories, through a real gateway over HTTP
- * on SQLite with the write decider on: the same text does not fold into the other key's memory, the same
+ * on SQLite and on Postgres (the run's native server) with the write decider on: the same text does not fold into the other key's memory, the same
  * upsert key does not replace it, the decider's model is shown only the writing key's
  * memories, and the automatic update rule (a newer memory close in meaning supersedes an
  * older one) never crosses keys, while it does act within a key.
@@ -17,14 +17,14 @@ import {
   type EmbeddingsServer,
   startEmbeddingsServer,
 } from '../../support/openai-embeddings.ts';
-import { type Json, memoryCalls, mint, sqliteDataDir } from './isolation-support.ts';
+import { isolationStores, type Json, memoryCalls, mint } from './isolation-support.ts';
 
 /** The existing memories the gateway showed the model, as it sent them. */
 function shown(body: ChatBody): { id: string; content: string }[] {
   return JSON.parse(body.messages.at(-1)!.content!).existing;
 }
 
-const stores = { sqlite: sqliteDataDir('mcp-memory-isolation-writes-') };
+const stores = isolationStores('mcp-memory-isolation-writes-');
 
 for (const [kind, storeEnv] of Object.entries(stores)) {
   describe(`memory writes stay in their key on ${kind}`, () => {

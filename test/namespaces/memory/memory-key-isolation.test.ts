@@ -1,14 +1,12 @@
 /**
- * Memory never crosses API keys, through a real gateway over HTTP on SQLite (the Postgres
- * store's cursors: store-suite-rows.ts): not through the shared
+ * Memory never crosses API keys, through a real gateway over HTTP on each store (SQLite, and
+ * Postgres on the run's native server): not through the shared
  * query-embedding cache, not through the numbers a cursor carries, and not after a key is
  * revoked. memory-tools.test.ts covers the tools' direct refusals; this file covers what
  * a key could learn around them.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import type { StateStore } from '../../../gateway/accounts/model.ts';
 import { openStateStore } from '../../../gateway/accounts/open.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
@@ -18,9 +16,9 @@ import {
   type EmbeddingsServer,
   startEmbeddingsServer,
 } from '../../support/openai-embeddings.ts';
-import { type Json, memoryCalls, mint as mintKey, sqliteDataDir } from './isolation-support.ts';
+import { isolationStores, type Json, memoryCalls, mint as mintKey, rowIdsIn } from './isolation-support.ts';
 
-const stores = { sqlite: sqliteDataDir('mcp-memory-isolation-') };
+const stores = isolationStores('mcp-memory-isolation-');
 
 for (const [kind, storeEnv] of Object.entries(stores)) {
   describe(`memory keys stay apart on ${kind}`, () => {
@@ -31,23 +29,7 @@ for (const [kind, storeEnv] of Object.entries(stores)) {
     const { call, ok, fails } = memoryCalls(() => gw.url);
     const mint = (label: string) => mintKey(state, label);
 
-    /** The store's internal row ids of these memories, read from the store itself. */
-    async function rowIds(publicIds: string[]): Promise<number[]> {
-      const env = storeEnv();
-      const db = new Database(join(env.DATA_DIR, 'memory.sqlite'), { readonly: true });
-      try {
-        return (
-          db
-            .prepare(
-              'SELECT id FROM memories WHERE public_id IN (SELECT value FROM json_each(?)) ORDER BY id',
-            )
-            .pluck()
-            .all(JSON.stringify(publicIds)) as number[]
-        ).map(Number);
-      } finally {
-        db.close();
-      }
-    }
+    const rowIds = (publicIds: string[]) => rowIdsIn(storeEnv(), publicIds);
 
     /** Every number a cursor shows to whoever base64-decodes it. */
     function numbersIn(cursor: string): number[] {
@@ -67,6 +49,10 @@ for (const [kind, storeEnv] of Object.entries(stores)) {
           ...storeEnv(),
           ...contractEmbeddingsEnv(embeddings),
           MEMORY_EMBED_RETRY_MS: '200',
+          // A loaded machine (load average above 20) passed the 5 s default before the contract
+          // server answered, and the first search read as degraded; the failures this file
+          // causes are the server's 503s, which come at once.
+          MEMORY_QUERY_EMBED_TIMEOUT_MS: '60000',
           API_KEY_CACHE_TTL_MS: '0',
         },
       });

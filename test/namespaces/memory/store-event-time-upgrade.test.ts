@@ -23,7 +23,7 @@ import {
   runPgMigrations,
   runSqliteMigrations,
 } from '../../../gateway/store/index.ts';
-import { startTestPostgres } from '../../support/postgres.ts';
+import { createTestDatabase } from '../../support/postgres.ts';
 
 const OLD_ROWS: [string, string, number][] = [
   ['00000000-0000-4000-8000-000000000001', 'written first', 1000],
@@ -69,7 +69,7 @@ test('a SQLite memory file of schema 7 gets event times equal to its write times
 });
 
 test('a Postgres memory schema of version 3 gets event times equal to its write times', async () => {
-  const pg = await startTestPostgres();
+  const pg = await createTestDatabase();
   try {
     const pool = createPgPool(pg.url, { max: 1 });
     try {

@@ -7,6 +7,7 @@ import {
 } from '../../../store/index.ts';
 import { type MemoryRow, pageBySize, refusal, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
+import { checkPgvector } from './postgres-pgvector.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
@@ -47,22 +48,29 @@ export class PostgresMemoryStore implements MemoryStore {
   private cursorSeal: Promise<CursorSeal> | null = null;
 
   constructor(url: string, options: { max?: number } = {}) {
-    this.pool = createPgPool(url, { max: options.max ?? 10 });
+    // Far above a search or write at 100k memories a key (tens of ms), so only a server that
+    // stopped answering reaches it; the call then answers STORE_UNAVAILABLE.
+    this.pool = createPgPool(url, { max: options.max ?? 10, queryTimeoutMs: 30_000 });
     // Exact ordering even when the HNSW scan has to skip other keys' rows (pgvector >= 0.8).
     this.pool.on('connect', (client) => {
       client.query('SET hnsw.iterative_scan = strict_order').catch(() => {});
     });
   }
 
-  /** Migrates on first use; a failure (server down) is retried by the next call. */
+  /**
+   * Checks pgvector and migrates on first use; a failure (server down, no pgvector) is retried
+   * by the next call, so a fixed server is used without a restart.
+   */
   private init(): Promise<void> {
-    this.ready ??= runPgMigrations(this.pool, 'memory', PG_MIGRATIONS).then(
-      () => {},
-      (error: unknown) => {
-        this.ready = null;
-        throw error;
-      },
-    );
+    this.ready ??= checkPgvector(this.pool)
+      .then(() => runPgMigrations(this.pool, 'memory', PG_MIGRATIONS))
+      .then(
+        () => {},
+        (error: unknown) => {
+          this.ready = null;
+          throw error;
+        },
+      );
     return this.ready;
   }
 

@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { launch } from './launch.mjs';
+
+await launch('dev/postgres/cli');
