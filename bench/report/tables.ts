@@ -1,0 +1,101 @@
+/**
+ * Every generated table in docs/performance.md: its marker name, the result files it reads
+ * (under bench/results/) and the command that wrote them when a file does not say so itself.
+ * A run described by dated prose reads a dated copy (`<section>-<date>T<hhmm>.json`), so a
+ * later bench run that rewrites the live file cannot change figures under that prose; the
+ * copies were taken from git history (bench/results/README.md lists the commits).
+ */
+import { consumeTable, fullRunTable, provenanceTable, targetsTable } from './gateway.ts';
+import { memoryFullTable, memoryHeadlineTable } from './memory.ts';
+import { memoryQualityTable } from './memory-quality.ts';
+import { embeddersTable, footprintFloorsTable, footprintTable, opsTable } from './ops-footprint.ts';
+import type { ResultFile } from './source.ts';
+
+export interface TableSpec {
+  name: string;
+  sources: string[];
+  command: string;
+  render(files: ResultFile[]): string;
+}
+
+export const TABLES: TableSpec[] = [
+  {
+    name: 'targets-2026-11-26',
+    sources: ['latest.json', 'memory-2026-11-26T1142.json'],
+    command: 'npm run bench',
+    render: targetsTable,
+  },
+  {
+    name: 'memory-2026-11-26T1510',
+    sources: ['memory-2026-11-26T1510.json'],
+    command: 'npm run bench -- memory',
+    render: memoryHeadlineTable({ writes: ['local', 'minilm'], keys: [1, 10], rps: false }),
+  },
+  {
+    name: 'memory-2026-11-26T1745',
+    sources: ['memory.json'],
+    command: 'npm run bench -- memory',
+    render: memoryHeadlineTable({
+      writes: ['minilm', 'local', 'none'],
+      keys: [1, 10],
+      rps: true,
+      postgres: true,
+    }),
+  },
+  {
+    name: 'full-run-2026-11-22',
+    sources: ['latest-2026-11-22T0347.json'],
+    command: 'npm run bench',
+    render: fullRunTable,
+  },
+  {
+    name: 'provenance-2026-11-26',
+    sources: ['latest.json'],
+    command: 'npm run bench',
+    render: provenanceTable,
+  },
+  { name: 'consume', sources: ['consume.json'], command: 'npm run bench -- consume', render: consumeTable },
+  {
+    name: 'ops-2026-11-26T0844',
+    sources: ['ops-2026-11-26T0844.json'],
+    command: 'npm run bench -- ops',
+    render: opsTable,
+  },
+  { name: 'ops', sources: ['ops.json'], command: 'npm run bench', render: opsTable },
+  {
+    name: 'footprint-floors',
+    sources: ['footprint.json'],
+    command: 'npm run bench -- footprint',
+    render: footprintFloorsTable,
+  },
+  {
+    name: 'footprint-2026-11-26T0859',
+    sources: ['footprint-2026-11-26T0859.json', 'footprint-2026-11-26T0533.json'],
+    command: 'npm run bench -- footprint',
+    render: footprintTable,
+  },
+  {
+    name: 'memory-2026-11-23',
+    sources: ['memory-2026-11-23T2007.json'],
+    command: 'npm run bench -- memory',
+    render: memoryFullTable,
+  },
+  {
+    name: 'memory-quality-minilm',
+    sources: ['memory-quality-minilm.json'],
+    command: 'npm run bench -- memory-quality --embedder minilm',
+    render: memoryQualityTable,
+  },
+  {
+    name: 'memory-quality-local',
+    sources: ['memory-quality.json'],
+    command: 'npm run bench -- memory-quality',
+    render: memoryQualityTable,
+  },
+  {
+    name: 'embedders',
+    sources: ['embedders.json'],
+    command: 'npm run bench -- embedders',
+    render: embeddersTable,
+  },
+];
