@@ -19,6 +19,7 @@ import { runMemorySection } from './memory.ts';
 import { runMemoryQualitySection } from './memory-quality.ts';
 import { runOpsSection } from './ops.ts';
 import { benchProvenance, shareOfC64 } from './provenance.ts';
+import { benchToolCalls, runToolCallsSection } from './tool-calls.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
@@ -55,6 +56,13 @@ if (process.argv.includes('footprint')) {
 // `npm run bench -- ops`: rate limits and tracing against both off, and two-key fairness.
 if (process.argv.includes('ops')) {
   await runOpsSection(quick, log);
+  process.exit(0);
+}
+// `npm run bench -- tools`: tools/call on memory_get, memory_search, event_publish and skills_get.
+if (process.argv.includes('tools')) {
+  const rows = await runToolCallsSection(quick, log);
+  console.log('| measurement | ours | baseline | ratio |\n| --- | --- | --- | --- |');
+  for (const row of eraRows(rows)) console.log(`| ${row.join(' | ')} |`);
   process.exit(0);
 }
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).
@@ -111,6 +119,8 @@ try {
   const front = await benchFrontend(plan.frontSeconds, log);
   // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.
   const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
+  // The tools agents call most, each beside bare uWS in both eras (no Kafka: see tool-calls.ts).
+  const { rows: toolCalls } = await benchToolCalls(quick ? 2 : 3, quick ? 1 : 5, log);
   // Rate limits, tracing and fairness; also written to bench/results/ops.json.
   const ops = await runOpsSection(quick, log);
 
@@ -147,6 +157,7 @@ try {
     toolsList: front.toolsList,
     reject401: front.reject401,
     eras,
+    toolCalls,
     ops,
     publish: {
       c64: {
@@ -180,6 +191,7 @@ try {
   const rows: Array<[string, string, string, string]> = [
     ...frontendRows(front),
     ...eraRows(eras),
+    ...eraRows(toolCalls),
     ...publish.map((row): [string, string, string, string] => [
       `event_publish c${row.concurrency} rps (p50/p99 ms)`,
       `${row.rps} (${row.p50Ms}/${row.p99Ms})`,
