@@ -1,19 +1,12 @@
 /**
- * What the one-walk JSON writer (gateway/mcp/json-twice.ts) would save if every tool's output
- * went through it, on the outputs the tools really answer (captured from the gateway by
- * tool-calls.ts). A 2025-era answer needs the output's JSON and that JSON quoted; natively
- * that is JSON.stringify twice. Two cases per output, because the writer remembers strings:
+ * What a capabilities answer's writer (gateway/mcp/capabilities-splice.ts: the catalogue and
+ * error codes encoded once, the rest JSON.stringify's) saves against JSON.stringify twice, the
+ * output's JSON and that JSON quoted, which a 2025-era answer needs. Timed in this process,
+ * the two alternating in rounds, medians of the rounds; a busy machine slows both alike.
  *
- * - `same`: the same output every call (a repeated memory_get of one id: every string is
- *   remembered after the first call, the writer's best case);
- * - `fresh`: every call a different output of the same shape (each string suffixed with a
- *   call number, 2,048 of them, more than the 1,024 strings the writer remembers), as varied
- *   traffic is.
- *
- * Timed in this process, the two writers alternating in rounds, medians of the rounds; a
- * busy machine slows both alike.
+ * Decision 0902 used this file's earlier form, which also timed a general one-walk writer on
+ * every tool's output (bench/results/tool-calls-2026-11-29T0455.json holds those figures).
  */
-import { jsonTwice } from '../gateway/mcp/json-twice.ts';
 import { compileNamespace } from '../gateway/mcp/namespace.ts';
 import { mountNamespace } from '../gateway/mcp/namespace-mount.ts';
 import { eventNamespace } from '../gateway/namespaces/event/index.ts';
@@ -23,30 +16,18 @@ export interface WriterFigures {
   outputBytes: number;
   /** µs per output: JSON.stringify then JSON.stringify of that text. */
   nativeSameUs: number;
-  twiceSameUs: number;
+  /** µs per output: the tool's own writer (its outputJson). */
+  writerSameUs: number;
   nativeFreshUs: number;
-  twiceFreshUs: number;
+  writerFreshUs: number;
 }
 
-const VARIANTS = 2048;
 const CALLS_PER_ROUND = 200;
 const ROUNDS = 15;
-
-function withSuffix(value: unknown, suffix: string): unknown {
-  if (typeof value === 'string') return `${value} ${suffix}`;
-  if (Array.isArray(value)) return value.map((item) => withSuffix(item, suffix));
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withSuffix(v, suffix)]));
-  return value;
-}
 
 const native = (value: unknown) => {
   const json = JSON.stringify(value);
   return JSON.stringify(json).length + json.length;
-};
-const twice = (value: unknown) => {
-  const { json, quoted } = jsonTwice(value);
-  return json.length + quoted.length;
 };
 
 function median(values: number[]): number {
@@ -55,8 +36,11 @@ function median(values: number[]): number {
 }
 
 /** µs per call of each writer over `outputs` (cycled), alternating which goes first each round. */
-function timeWriters(outputs: unknown[], viaWriter = twice): { nativeUs: number; twiceUs: number } {
-  const rounds = { native: [] as number[], twice: [] as number[] };
+function timeWriters(
+  outputs: unknown[],
+  viaWriter: (value: unknown) => number,
+): { nativeUs: number; writerUs: number } {
+  const rounds = { native: [] as number[], writer: [] as number[] };
   let sink = 0;
   let next = 0;
   const run = (write: (value: unknown) => number) => {
@@ -69,35 +53,22 @@ function timeWriters(outputs: unknown[], viaWriter = twice): { nativeUs: number;
   for (let round = 0; round < ROUNDS; round++) {
     if (round % 2 === 0) {
       rounds.native.push(run(native));
-      rounds.twice.push(run(viaWriter));
+      rounds.writer.push(run(viaWriter));
     } else {
-      rounds.twice.push(run(viaWriter));
+      rounds.writer.push(run(viaWriter));
       rounds.native.push(run(native));
     }
   }
   if (sink < 0) throw new Error('unreachable: keeps the writes from being optimised away');
   const round2 = (n: number) => Math.round(n * 100) / 100;
-  return { nativeUs: round2(median(rounds.native)), twiceUs: round2(median(rounds.twice)) };
-}
-
-export function compareWriters(tool: string, output: unknown): WriterFigures {
-  const same = timeWriters([output]);
-  const fresh = timeWriters(Array.from({ length: VARIANTS }, (_, i) => withSuffix(output, `#${i}`)));
-  return {
-    tool,
-    outputBytes: Buffer.byteLength(JSON.stringify(output)),
-    nativeSameUs: same.nativeUs,
-    twiceSameUs: same.twiceUs,
-    nativeFreshUs: fresh.nativeUs,
-    twiceFreshUs: fresh.twiceUs,
-  };
+  return { nativeUs: round2(median(rounds.native)), writerUs: round2(median(rounds.writer)) };
 }
 
 /**
- * event_capabilities, the one tool that uses the writer today: its real output (the frozen
- * catalogue and error codes inside, which a JSON round trip would thaw), from the event
- * namespace mounted in this process with a worker that answers `status`. `fresh` here is a
- * new top-level object each call around the same frozen parts, as the handler returns.
+ * event_capabilities' real output (its catalogue and error codes are the fixed arrays the
+ * writer recognises by identity, which a JSON round trip would replace), from the event
+ * namespace mounted in this process with a worker that answers `status`. `same` reuses one
+ * output; `fresh` is a new output each call around the same fixed parts, as the handler returns.
  */
 export async function capabilitiesFigures(): Promise<WriterFigures> {
   const status = { configured: true, brokerConfigured: true, brokerReachable: true, missingSettings: [] };
@@ -117,8 +88,8 @@ export async function capabilitiesFigures(): Promise<WriterFigures> {
     tool: 'event_capabilities',
     outputBytes: Buffer.byteLength(JSON.stringify(output)),
     nativeSameUs: same.nativeUs,
-    twiceSameUs: same.twiceUs,
+    writerSameUs: same.writerUs,
     nativeFreshUs: fresh.nativeUs,
-    twiceFreshUs: fresh.twiceUs,
+    writerFreshUs: fresh.writerUs,
   };
 }

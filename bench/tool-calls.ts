@@ -1,6 +1,7 @@
 /**
  * tools/call on the tools agents call most, in both protocol eras, each beside a bare uWS
- * server answering the very bytes the gateway answered (bench/eras.ts's paired rounds):
+ * server answering the very bytes the gateway answered (bench/eras.ts's paired rounds), with
+ * event_capabilities (the eras rows' call) beside them:
  *
  * - memory_get and memory_search on SQLite, the key holding 10,000 memories (WordNet
  *   definitions written through memory_write first). Embeddings are off, so memory_search
@@ -21,11 +22,11 @@ import autocannon from 'autocannon';
 import { startGitHubContract } from '../test/support/contracts/github.ts';
 import { fixtureRepos, GITHUB_TOKEN } from '../test/support/skills-fixture.ts';
 import { benchRoot, startChild } from './child.ts';
-import { capture, type EraRow, type PairedSpec, pairedRounds } from './eras.ts';
+import { type EraRow, type PairedSpec, pairedRounds } from './eras.ts';
 import { machineInfo } from './machine.ts';
 import { callTool, toolsCallBody } from './mcp-call.ts';
 import { memoryText, wordnetSynsets } from './memory-data.ts';
-import { capabilitiesFigures, compareWriters, type WriterFigures } from './output-json.ts';
+import { capabilitiesFigures, type WriterFigures } from './output-json.ts';
 
 const MEMORIES = 10_000;
 /** A query whose words are common in WordNet definitions, so the keyword arm has work to rank. */
@@ -87,6 +88,8 @@ export async function benchToolCalls(
     log(`tools: writing ${MEMORIES} memories for the key through memory_write`);
     const id = await fillMemories(`${base}/memory/mcp`, key, MEMORIES);
     const calls: Array<Omit<PairedSpec, 'method' | 'era' | 'key'>> = [
+      // The eras rows' call, again here so its figures sit beside the others' in one file.
+      { url: `${base}/event/mcp`, tool: 'event_capabilities', args: {} },
       { url: `${base}/memory/mcp`, tool: 'memory_get', args: { id } },
       { url: `${base}/memory/mcp`, tool: 'memory_search', args: { query: SEARCH_QUERY } },
       {
@@ -99,14 +102,8 @@ export async function benchToolCalls(
     const specs = calls.flatMap((call) =>
       (['legacy', 'modern'] as const).map((era) => ({ ...call, key, era, method: 'tools/call' as const })),
     );
-    // Before the load: the writers are timed in this process, which autocannon also uses.
+    // Before the load: the writer is timed in this process, which autocannon also uses.
     const writers: WriterFigures[] = [await capabilitiesFigures()];
-    for (const call of calls) {
-      const answer = await capture(call.url, key, 'tools/call', 'legacy', call.tool, call.args);
-      const output = (JSON.parse(answer.toString('utf8')) as { result: { structuredContent: unknown } })
-        .result.structuredContent;
-      writers.push(compareWriters(call.tool!, output));
-    }
     log(`tools: output writers ${JSON.stringify(writers)}`);
     const rows = await pairedRounds(gateway.info.pid, specs, durationSeconds, rounds, log);
     return { rows, writers };
