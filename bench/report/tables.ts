@@ -10,6 +10,7 @@ import { memoryFullTable, memoryHeadlineTable } from './memory.ts';
 import { memoryQualityTable } from './memory-quality.ts';
 import { embeddersTable, footprintFloorsTable, footprintTable, opsTable } from './ops-footprint.ts';
 import type { ResultFile } from './source.ts';
+import { outputWritersTable, toolCallsTable } from './tool-calls.ts';
 
 export interface TableSpec {
   name: string;
@@ -53,6 +54,24 @@ export const TABLES: TableSpec[] = [
     sources: ['latest.json'],
     command: 'npm run bench',
     render: provenanceTable,
+  },
+  {
+    name: 'tool-calls',
+    sources: ['tool-calls.json'],
+    command: 'npm run bench -- tools',
+    render: toolCallsTable,
+  },
+  {
+    name: 'tool-calls-2026-11-29T0455',
+    sources: ['tool-calls-2026-11-29T0455.json'],
+    command: 'npm run bench -- tools --quick',
+    render: toolCallsTable,
+  },
+  {
+    name: 'output-writers-2026-11-29T0455',
+    sources: ['tool-calls-2026-11-29T0455.json'],
+    command: 'npm run bench -- tools --quick',
+    render: outputWritersTable,
   },
   { name: 'consume', sources: ['consume.json'], command: 'npm run bench -- consume', render: consumeTable },
   {
