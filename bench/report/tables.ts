@@ -1,9 +1,11 @@
 /**
  * Every generated table in docs/performance.md: its marker name, the result files it reads
  * (under bench/results/) and the command that wrote them when a file does not say so itself.
- * A run described by dated prose reads a dated copy (`<section>-<date>T<hhmm>.json`), so a
- * later bench run that rewrites the live file cannot change figures under that prose; the
- * copies were taken from git history (bench/results/README.md lists the commits).
+ * A table under prose about one dated run reads a dated copy (`<file>-<date>T<hhmm>.json`),
+ * so a later bench run that rewrites the live file cannot change figures under that prose
+ * (bench/results/README.md says where each copy came from). Tables meant to follow the next
+ * run read the live file (memory quality, tools agents call): a run that rewrites it fails
+ * the doc's test until the report is run and the prose reread.
  */
 import { consumeTable, fullRunTable, provenanceTable, targetsTable } from './gateway.ts';
 import { memoryFullTable, memoryHeadlineTable } from './memory.ts';
@@ -22,7 +24,7 @@ export interface TableSpec {
 export const TABLES: TableSpec[] = [
   {
     name: 'targets-2026-11-26',
-    sources: ['latest.json', 'memory-2026-11-26T1142.json'],
+    sources: ['latest-2026-11-26T1135.json', 'memory-2026-11-26T1142.json'],
     command: 'npm run bench',
     render: targetsTable,
   },
@@ -34,7 +36,7 @@ export const TABLES: TableSpec[] = [
   },
   {
     name: 'memory-2026-11-26T1745',
-    sources: ['memory.json'],
+    sources: ['memory-2026-11-26T1745.json'],
     command: 'npm run bench -- memory',
     render: memoryHeadlineTable({
       writes: ['minilm', 'local', 'none'],
@@ -51,7 +53,7 @@ export const TABLES: TableSpec[] = [
   },
   {
     name: 'provenance-2026-11-26',
-    sources: ['latest.json'],
+    sources: ['latest-2026-11-26T1135.json'],
     command: 'npm run bench',
     render: provenanceTable,
   },
@@ -73,17 +75,17 @@ export const TABLES: TableSpec[] = [
     command: 'npm run bench -- tools --quick',
     render: outputWritersTable,
   },
-  { name: 'consume', sources: ['consume.json'], command: 'npm run bench -- consume', render: consumeTable },
+  { name: 'consume', sources: ['consume-2026-11-23T1744.json'], command: 'npm run bench -- consume', render: consumeTable },
   {
     name: 'ops-2026-11-26T0844',
     sources: ['ops-2026-11-26T0844.json'],
     command: 'npm run bench -- ops',
     render: opsTable,
   },
-  { name: 'ops', sources: ['ops.json'], command: 'npm run bench', render: opsTable },
+  { name: 'ops', sources: ['ops-2026-11-26T1131.json'], command: 'npm run bench', render: opsTable },
   {
     name: 'footprint-floors',
-    sources: ['footprint.json'],
+    sources: ['footprint-2026-11-26T1733.json'],
     command: 'npm run bench -- footprint',
     render: footprintFloorsTable,
   },
@@ -113,7 +115,7 @@ export const TABLES: TableSpec[] = [
   },
   {
     name: 'embedders',
-    sources: ['embedders.json'],
+    sources: ['embedders-2026-11-25T0413.json'],
     command: 'npm run bench -- embedders',
     render: embeddersTable,
   },
