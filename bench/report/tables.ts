@@ -75,7 +75,12 @@ export const TABLES: TableSpec[] = [
     command: 'npm run bench -- tools --quick',
     render: outputWritersTable,
   },
-  { name: 'consume', sources: ['consume-2026-11-23T1744.json'], command: 'npm run bench -- consume', render: consumeTable },
+  {
+    name: 'consume',
+    sources: ['consume-2026-11-23T1744.json'],
+    command: 'npm run bench -- consume',
+    render: consumeTable,
+  },
   {
     name: 'ops-2026-11-26T0844',
     sources: ['ops-2026-11-26T0844.json'],
