@@ -31,7 +31,7 @@ const command = process.argv[1]?.endsWith('run.ts')
 /**
  * Figures only mean something beside the machine and the code they came from. Every section
  * writes this object into its result file, so it also carries the commit and the command:
- * the generated tables in docs/performance.md print both.
+ * the generated tables of the performance pages (docs/performance*.md) print both.
  */
 export function machineInfo(): {
   cores: number;

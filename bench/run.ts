@@ -30,7 +30,7 @@ const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100
 const share = (part: number, whole: number) => Math.round((part / whole) * 10_000) / 10_000;
 const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 
-// `npm run bench -- report [--check]`: the tables of docs/performance.md from bench/results/.
+// `npm run bench -- report [--check]`: the tables of docs/performance*.md from bench/results/.
 if (process.argv.includes('report')) {
   const { runReport } = await import('./report/index.ts');
   process.exit(runReport(process.argv.includes('--check'), log));

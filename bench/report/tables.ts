@@ -1,5 +1,5 @@
 /**
- * Every generated table in docs/performance.md: its marker name, the result files it reads
+ * Every generated table of the performance pages: its marker name, the result files it reads
  * (under bench/results/) and the command that wrote them when a file does not say so itself.
  * A table under prose about one dated run reads a dated copy (`<file>-<date>T<hhmm>.json`),
  * so a later bench run that rewrites the live file cannot change figures under that prose

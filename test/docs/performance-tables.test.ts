@@ -1,33 +1,37 @@
 /**
- * Every table in docs/performance.md is written by `npm run bench -- report` from the result
- * files under bench/results/; a table edited by hand, or a result file rewritten by a bench
+ * Every table in the performance pages (docs/performance.md, docs/performance-*.md) is
+ * written by `npm run bench -- report` from the result files under bench/results/; a table edited by hand, or a result file rewritten by a bench
  * run without the report run after it, fails here. The checker is itself checked on small
  * inputs, so a change in how tables are found cannot make it pass by finding none.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { performanceDoc, renderDoc, staleTables } from '../../bench/report/index.ts';
+import { performanceDocs, renderDoc, renderDocs, staleTables } from '../../bench/report/index.ts';
 import { memoryQualityTable, setsOf } from '../../bench/report/memory-quality.ts';
 import type { ResultFile } from '../../bench/report/source.ts';
 import { sourceLine } from '../../bench/report/source.ts';
 import { TABLES, type TableSpec } from '../../bench/report/tables.ts';
 
-const doc = readFileSync(performanceDoc, 'utf8');
+const paths = performanceDocs();
+const docs = paths.map((path) => readFileSync(path, 'utf8'));
 
-test('every table in docs/performance.md is what the report writes from bench/results/', () => {
-  const { text, problems } = renderDoc(doc);
+test('every table in the performance pages is what the report writes from bench/results/', () => {
+  assert.ok(paths.length >= 4, `the pages are found: ${paths.join(', ')}`);
+  const { texts, problems } = renderDocs(docs);
   assert.deepEqual(problems, []);
-  const stale = staleTables(doc, text);
+  const stale = docs.flatMap((doc, i) => staleTables(doc, texts[i]!));
   assert.deepEqual(stale, [], `run \`npm run bench -- report\`; these tables differ: ${stale.join(', ')}`);
-  assert.ok(TABLES.length >= 10, 'the report knows the doc’s tables');
+  assert.ok(TABLES.length >= 10, 'the report knows the pages’ tables');
 });
 
-test('no table in the doc is left outside the markers', () => {
+test('no table in the pages is left outside the markers', () => {
   // A Markdown table row outside every generated block would be a figure copied by hand.
-  const outside = doc.replace(/<!-- table:([a-zA-Z0-9.-]+) -->\n[\s\S]*?<!-- \/table:\1 -->/g, '');
-  const rows = outside.split('\n').filter((line) => /^\s*\|.*\|\s*$/.test(line));
-  assert.deepEqual(rows, []);
+  for (const doc of docs) {
+    const outside = doc.replace(/<!-- table:([a-zA-Z0-9.-]+) -->\n[\s\S]*?<!-- \/table:\1 -->/g, '');
+    const rows = outside.split('\n').filter((line) => /^\s*\|.*\|\s*$/.test(line));
+    assert.deepEqual(rows, []);
+  }
 });
 
 const fake = (data: Record<string, unknown>): ResultFile => ({ name: 'fake.json', data });
@@ -58,6 +62,11 @@ test('the checker finds a changed figure, a table with no generator and a genera
     'table:sample has no marker in the doc',
   ]);
   assert.deepEqual(renderDoc(`${empty}\n${empty}`, [spec], load).problems, ['table:sample appears twice']);
+  // Across pages: a table on two pages is one too many, on none is missing.
+  assert.deepEqual(renderDocs([empty, empty], [spec], load).problems, ['table:sample appears twice']);
+  assert.deepEqual(renderDocs(['no tables', 'none here'], [spec], load).problems, [
+    'table:sample has no marker in the doc',
+  ]);
 });
 
 test('a source line names the date, the machine, the commit and the command', () => {
