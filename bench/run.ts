@@ -4,6 +4,7 @@
  * travel between machines.
  */
 import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
 import { benchRoot } from './child.ts';
@@ -29,6 +30,22 @@ const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
 const share = (part: number, whole: number) => Math.round((part / whole) * 10_000) / 10_000;
 const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
+
+/**
+ * Sections that only printed now keep a file as well, `bench/results/<name>.json`, quick
+ * runs included (their mode is in the file): a figure the docs quote needs one (decision 0901).
+ */
+async function writeSection(name: string, body: Record<string, unknown>): Promise<void> {
+  const run = {
+    mode: quick ? 'quick' : 'full',
+    part: name,
+    date: new Date().toISOString(),
+    machine: { ...machineInfo(), loadAverage1m: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
+  };
+  const file = join(benchRoot, 'bench', 'results', `${name}.json`);
+  await writeFile(file, `${JSON.stringify({ run, ...body }, null, 2)}\n`);
+  log(`wrote ${file}`);
+}
 
 // `npm run bench -- report [--check]`: the tables of docs/performance*.md from bench/results/.
 if (process.argv.includes('report')) {
@@ -77,17 +94,23 @@ if (process.argv.includes('consume')) {
 }
 
 // `npm run bench -- frontend`: tools/list on both engines, 401s, and tools/list and tools/call
-// in both protocol eras beside bare uWS serving the same bytes (about 3 minutes, no Kafka). No file.
+// in both protocol eras beside bare uWS serving the same bytes (about 3 minutes, no Kafka).
 if (process.argv.includes('frontend')) {
   const front = await benchFrontend(plan.frontSeconds, log);
   const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
+  await writeSection('frontend', {
+    toolsList: front.toolsList,
+    reject401: front.reject401,
+    engine: front.engineBuild,
+    eras,
+  });
   console.log('| measurement | ours | baseline | ratio |\n| --- | --- | --- | --- |');
   for (const row of [...frontendRows(front), ...eraRows(eras)]) console.log(`| ${row.join(' | ')} |`);
   process.exit(0);
 }
 
 // `npm run bench -- event` runs the event_publish rows alone (c1 and c64, about a minute;
-// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's). No file.
+// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's).
 if (process.argv.includes('event')) {
   const broker = await startPrivateKafka(0);
   try {
@@ -95,6 +118,10 @@ if (process.argv.includes('event')) {
     const rows = await benchPublish(broker.kafka.plaintext, stack, [1, 64], plan.publishSeconds, log).finally(
       () => stack.stop(),
     );
+    await writeSection('event', {
+      workerNodeFlags: process.env.BENCH_WORKER_NODE_FLAGS ?? null,
+      publish: rows,
+    });
     console.table(
       rows.map((row) => ({
         concurrency: row.concurrency,
