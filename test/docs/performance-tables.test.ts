@@ -12,6 +12,7 @@ import { memoryQualityTable, setsOf } from '../../bench/report/memory-quality.ts
 import type { ResultFile } from '../../bench/report/source.ts';
 import { sourceLine } from '../../bench/report/source.ts';
 import { TABLES, type TableSpec } from '../../bench/report/tables.ts';
+import { outputWritersTable, toolCallsTable } from '../../bench/report/tool-calls.ts';
 
 const paths = performanceDocs();
 const docs = paths.map((path) => readFileSync(path, 'utf8'));
@@ -122,4 +123,34 @@ test('memory quality: five-part keys give one table per set, four-part keys the 
   // Held-out rows come before the tuning half's.
   assert.ok(oldText.indexOf('keyword-only / heldout') < oldText.indexOf('sqlite/all / tuning'));
   assert.match(oldText, /write-time supersession off\./);
+});
+
+test('tools agents call: a row with no CPU figure says so, and both names of the writer figures are read', () => {
+  const row = {
+    era: 'legacy',
+    tool: 'skills_get',
+    rps: 0,
+    p50Ms: 0,
+    p99Ms: 0,
+    bareRps: 10,
+    ratio: 0,
+    cpuUsPerRequest: null,
+    bareCpuUsPerRequest: 20,
+    answerBytes: 7,
+  };
+  const run = { mode: 'quick', loadAverageBefore: [18.9], loadAverageAfter: [14.8] };
+  const calls = toolCallsTable([fake({ run, toolCalls: [row] })]);
+  assert.match(calls, /\| skills_get 2025-11-25 \| 0 \(0\/0\) \| 10 \(7 bytes\) \| 0× \| n\/a \/ 20 \|/);
+  assert.match(calls, /A quick run; load average \(1 min\) 18\.9 before, 14\.8 after\./);
+  const writers = outputWritersTable([
+    fake({
+      run,
+      outputWriters: [
+        { tool: 'old', outputBytes: 1, nativeSameUs: 2, twiceSameUs: 3, nativeFreshUs: 4, twiceFreshUs: 5 },
+        { tool: 'new', outputBytes: 1, nativeSameUs: 2, writerSameUs: 6, nativeFreshUs: 4, writerFreshUs: 7 },
+      ],
+    }),
+  ]);
+  assert.match(writers, /\| old \| 1 \| 2 \/ 3 \| 4 \/ 5 \|/);
+  assert.match(writers, /\| new \| 1 \| 2 \/ 6 \| 4 \/ 7 \|/);
 });
