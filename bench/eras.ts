@@ -32,6 +32,8 @@ export interface EraRow {
   bareCpuUsPerRequest: number;
   /** Bytes of the answer body, the same for both. */
   answerBytes: number;
+  /** The tool a tools/call row called, when it is not the eras rows' event_capabilities. */
+  tool?: string;
 }
 
 const MODERN_VERSION = '2026-07-28';
@@ -39,8 +41,13 @@ const TOOL = 'event_capabilities';
 const BASE_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** The request each era's client sends: the 2025 era bare, 2026-07-28 with its _meta claim and routing headers. */
-function request(method: EraMethod, era: Era): { body: string; headers: Record<string, string> } {
-  const params: Record<string, unknown> = method === 'tools/call' ? { name: TOOL, arguments: {} } : {};
+export function request(
+  method: EraMethod,
+  era: Era,
+  tool = TOOL,
+  args: Record<string, unknown> = {},
+): { body: string; headers: Record<string, string> } {
+  const params: Record<string, unknown> = method === 'tools/call' ? { name: tool, arguments: args } : {};
   const headers: Record<string, string> = { ...BASE_HEADERS };
   if (era === 'modern') {
     params._meta = {
@@ -50,7 +57,7 @@ function request(method: EraMethod, era: Era): { body: string; headers: Record<s
     };
     headers['mcp-protocol-version'] = MODERN_VERSION;
     headers['mcp-method'] = method;
-    if (method === 'tools/call') headers['mcp-name'] = TOOL;
+    if (method === 'tools/call') headers['mcp-name'] = tool;
   } else {
     headers['mcp-protocol-version'] = '2025-11-25';
   }
@@ -62,8 +69,15 @@ function request(method: EraMethod, era: Era): { body: string; headers: Record<s
 }
 
 /** One answer from the gateway, checked to be a success in the era asked for. */
-async function capture(url: string, key: string, method: EraMethod, era: Era): Promise<Buffer> {
-  const { body, headers } = request(method, era);
+export async function capture(
+  url: string,
+  key: string,
+  method: EraMethod,
+  era: Era,
+  tool = TOOL,
+  args: Record<string, unknown> = {},
+): Promise<Buffer> {
+  const { body, headers } = request(method, era, tool, args);
   const response = await fetch(url, { method: 'POST', headers: { ...headers, 'x-api-key': key }, body });
   const bytes = Buffer.from(await response.arrayBuffer());
   const parsed = JSON.parse(bytes.toString('utf8')) as {
@@ -82,14 +96,14 @@ async function capture(url: string, key: string, method: EraMethod, era: Era): P
 const CLOCK_TICKS = 100;
 
 /** User plus system CPU seconds a process has used so far, from /proc (Linux). */
-async function cpuSeconds(pid: number): Promise<number> {
+export async function cpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces); utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-interface MeasuredRun extends LoadResult {
+export interface MeasuredRun extends LoadResult {
   cpuUsPerRequest: number;
 }
 
@@ -105,60 +119,65 @@ function medianRun(runs: MeasuredRun[]): MeasuredRun {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
+/** One request measured on the gateway and on a bare uWS server answering the gateway's bytes. */
+export interface PairedSpec {
+  method: EraMethod;
+  era: Era;
+  /** The gateway's MCP endpoint for the tool's namespace, and the key it admits. */
+  url: string;
+  key: string;
+  tool?: string;
+  args?: Record<string, unknown>;
+}
+
 /**
  * Each case is loaded on the gateway and on its bare server back to back, `rounds` times,
  * the order swapped every round. Reported: each side's median run and the median of the
  * per-round ratios, so on a shared machine a neighbour's burst costs one round, not the ratio.
  */
-export async function benchEras(
+export async function pairedRounds(
+  gatewayPid: number,
+  specs: PairedSpec[],
   durationSeconds: number,
   rounds: number,
   log: (line: string) => void,
 ): Promise<EraRow[]> {
   const dir = await mkdtemp(join(tmpdir(), 'mcp-bench-eras-'));
-  const gateway = await startChild('bench/servers/gateway.ts', { HTTP_ENGINE: 'uws' });
   const bares: Array<Awaited<ReturnType<typeof startChild>>> = [];
+  const run = async (
+    pid: number,
+    target: string,
+    headers: Record<string, string>,
+    body: string,
+    seconds: number,
+  ): Promise<MeasuredRun> => {
+    const before = await cpuSeconds(pid);
+    const result = await load(target, headers, seconds, 64, body);
+    const cpuUsPerRequest = Math.round((((await cpuSeconds(pid)) - before) * 1e7) / result.requests) / 10;
+    if (result.non2xx > 0 || result.errors > 0) {
+      throw new Error(`${body.slice(0, 80)} on ${target}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    }
+    return { ...result, cpuUsPerRequest };
+  };
   try {
-    const url = `http://127.0.0.1:${gateway.info.port}/event/mcp`;
-    const key = String(gateway.info.key ?? '');
-    const run = async (
-      pid: number,
-      target: string,
-      headers: Record<string, string>,
-      body: string,
-      seconds: number,
-    ): Promise<MeasuredRun> => {
-      const before = await cpuSeconds(pid);
-      const result = await load(target, headers, seconds, 64, body);
-      const cpuUsPerRequest = Math.round((((await cpuSeconds(pid)) - before) * 1e7) / result.requests) / 10;
-      if (result.non2xx > 0 || result.errors > 0) {
-        throw new Error(
-          `${body.slice(0, 80)} on ${target}: ${result.non2xx} non-2xx, ${result.errors} errors`,
-        );
-      }
-      return { ...result, cpuUsPerRequest };
-    };
     const cases = [];
-    for (const method of ['tools/list', 'tools/call'] as const) {
-      for (const era of ['legacy', 'modern'] as const) {
-        const answer = await capture(url, key, method, era);
-        const file = join(dir, `${era}-${method.replace('/', '-')}.json`);
-        await writeFile(file, answer);
-        const bare = await startChild('bench/servers/uws-hello.ts', { BENCH_BODY_FILE: file });
-        bares.push(bare);
-        const { body, headers } = request(method, era);
-        const bareUrl = `http://127.0.0.1:${bare.info.port}/event/mcp`;
-        cases.push({
-          method,
-          era,
-          answer,
-          ours: (seconds: number) =>
-            run(gateway.info.pid, url, { ...headers, 'x-api-key': key }, body, seconds),
-          bare: (seconds: number) => run(bare.info.pid, bareUrl, headers, body, seconds),
-          oursRuns: [] as MeasuredRun[],
-          bareRuns: [] as MeasuredRun[],
-        });
-      }
+    for (const [index, spec] of specs.entries()) {
+      const { method, era, url, key, tool, args } = spec;
+      const answer = await capture(url, key, method, era, tool, args);
+      const file = join(dir, `${index}.json`);
+      await writeFile(file, answer);
+      const bare = await startChild('bench/servers/uws-hello.ts', { BENCH_BODY_FILE: file });
+      bares.push(bare);
+      const { body, headers } = request(method, era, tool, args);
+      const bareUrl = `http://127.0.0.1:${bare.info.port}${new URL(url).pathname}`;
+      cases.push({
+        spec,
+        answer,
+        ours: (seconds: number) => run(gatewayPid, url, { ...headers, 'x-api-key': key }, body, seconds),
+        bare: (seconds: number) => run(bare.info.pid, bareUrl, headers, body, seconds),
+        oursRuns: [] as MeasuredRun[],
+        bareRuns: [] as MeasuredRun[],
+      });
     }
     for (const c of cases) {
       await c.ours(1); // warm-up
@@ -166,7 +185,8 @@ export async function benchEras(
     }
     for (let round = 1; round <= rounds; round++) {
       for (const c of cases) {
-        log(`eras: round ${round}/${rounds}: ${c.method} ${c.era} on the gateway (uWS) and on bare uWS`);
+        const what = `${c.spec.method}${c.spec.tool ? ` ${c.spec.tool}` : ''} ${c.spec.era}`;
+        log(`paired: round ${round}/${rounds}: ${what} on the gateway (uWS) and on bare uWS`);
         if (round % 2 === 1) {
           c.oursRuns.push(await c.ours(durationSeconds));
           c.bareRuns.push(await c.bare(durationSeconds));
@@ -179,8 +199,9 @@ export async function benchEras(
     return cases.map((c) => {
       const ours = medianRun(c.oursRuns);
       return {
-        method: c.method,
-        era: c.era,
+        method: c.spec.method,
+        era: c.spec.era,
+        ...(c.spec.tool ? { tool: c.spec.tool } : {}),
         rps: ours.rps,
         p50Ms: ours.p50Ms,
         p99Ms: ours.p99Ms,
@@ -192,8 +213,27 @@ export async function benchEras(
       };
     });
   } finally {
-    await Promise.all([gateway.stop(), ...bares.map((bare) => bare.stop())]);
+    await Promise.all(bares.map((bare) => bare.stop()));
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** tools/list and tools/call on event_capabilities, both eras, beside bare uWS. */
+export async function benchEras(
+  durationSeconds: number,
+  rounds: number,
+  log: (line: string) => void,
+): Promise<EraRow[]> {
+  const gateway = await startChild('bench/servers/gateway.ts', { HTTP_ENGINE: 'uws' });
+  try {
+    const url = `http://127.0.0.1:${gateway.info.port}/event/mcp`;
+    const key = String(gateway.info.key ?? '');
+    const specs: PairedSpec[] = [];
+    for (const method of ['tools/list', 'tools/call'] as const)
+      for (const era of ['legacy', 'modern'] as const) specs.push({ method, era, url, key });
+    return await pairedRounds(gateway.info.pid, specs, durationSeconds, rounds, log);
+  } finally {
+    await gateway.stop();
   }
 }
 
@@ -206,13 +246,17 @@ const ERA_NAME: Record<Era, string> = { legacy: '2025-11-25', modern: '2026-07-2
  */
 export function eraRows(rows: EraRow[]): Array<[string, string, string, string]> {
   const table: Array<[string, string, string, string]> = [];
-  for (const method of ['tools/list', 'tools/call'] as const) {
-    const legacy = rows.find((row) => row.method === method && row.era === 'legacy');
-    const modern = rows.find((row) => row.method === method && row.era === 'modern');
+  // Named, so the capabilities row is not read as every tool's.
+  const called = (row: EraRow) => (row.method === 'tools/call' ? ` ${row.tool ?? TOOL}` : '');
+  const groups = [...new Set(rows.map((row) => `${row.method}${called(row)}`))];
+  for (const group of groups) {
+    const inGroup = rows.filter((row) => `${row.method}${called(row)}` === group);
+    const legacy = inGroup.find((row) => row.era === 'legacy');
+    const modern = inGroup.find((row) => row.era === 'modern');
     for (const row of [legacy, modern]) {
       if (!row) continue;
       table.push([
-        `${method} rps ${ERA_NAME[row.era]} (uWS engine; p50/p99 ms)`,
+        `${group} rps ${ERA_NAME[row.era]} (uWS engine; p50/p99 ms)`,
         `${row.rps} (${row.p50Ms}/${row.p99Ms})`,
         `bare uWS, same ${row.answerBytes} bytes ${row.bareRps}`,
         `${Math.round(row.ratio * 100) / 100}×`,
@@ -220,13 +264,13 @@ export function eraRows(rows: EraRow[]): Array<[string, string, string, string]>
     }
     if (legacy && modern) {
       table.push([
-        `${method} rps 2026-07-28 beside 2025-11-25`,
+        `${group} rps 2026-07-28 beside 2025-11-25`,
         `${modern.rps}`,
         `2025-11-25 ${legacy.rps}`,
         `${ratio(modern.rps, legacy.rps)}×`,
       ]);
       table.push([
-        `${method} server CPU µs/request: 2026-07-28 / 2025-11-25`,
+        `${group} server CPU µs/request: 2026-07-28 / 2025-11-25`,
         `${modern.cpuUsPerRequest} / ${legacy.cpuUsPerRequest}`,
         `bare uWS ${modern.bareCpuUsPerRequest} / ${legacy.bareCpuUsPerRequest}`,
         `${ratio(modern.cpuUsPerRequest, legacy.cpuUsPerRequest)}×`,

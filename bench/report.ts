@@ -14,6 +14,8 @@ import { type ProvenanceResults, shareOfC64 } from './provenance.ts';
 export interface Measured {
   front: FrontendResults;
   eras: EraRow[];
+  /** tools/call on the tools agents call most, both eras, beside bare uWS (tool-calls.ts). */
+  toolCalls: EraRow[];
   ops: OpsResults;
   publish: PublishRow[];
   provenance: ProvenanceResults;
@@ -57,6 +59,7 @@ export function resultsOf(
     ...(failed ? { failed } : {}),
     ...(m.front ? { toolsList: m.front.toolsList, reject401: m.front.reject401 } : {}),
     ...(m.eras ? { eras: m.eras } : {}),
+    ...(m.toolCalls ? { toolCalls: m.toolCalls } : {}),
     ...(m.ops ? { ops: m.ops } : {}),
     ...(m.publish
       ? {
@@ -200,6 +203,7 @@ export function tableOf(m: Partial<Measured>, idleMs: number): string {
   const rows: Row[] = [
     ...(m.front ? frontendRows(m.front) : []),
     ...(m.eras ? eraRows(m.eras) : []),
+    ...(m.toolCalls ? eraRows(m.toolCalls) : []),
     ...eventRows(m),
     ...scaleRows(m.scale, idleMs),
   ];

@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateKafka } from '../dev/kafka/private-kafka.ts';
 import { benchRoot } from './child.ts';
@@ -21,6 +22,7 @@ import { runMemoryQualitySection } from './memory-quality.ts';
 import { runOpsSection } from './ops.ts';
 import { benchProvenance } from './provenance.ts';
 import { BenchPhaseError, inPhase, type Measured, resultsOf, tableOf } from './report.ts';
+import { benchToolCalls, runToolCallsSection } from './tool-calls.ts';
 
 const quick = process.argv.includes('--quick');
 const plan = quick
@@ -28,6 +30,29 @@ const plan = quick
   : { frontSeconds: 8, publishSeconds: 6, warmPolls: 300, ephemeralPolls: 10, groups: 1000, idleMs: 15_000 };
 const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
+
+/**
+ * Sections that only printed now keep a file as well, `bench/results/<name>.json`, quick
+ * runs included (their mode is in the file): a figure the docs quote needs one (decision 0901).
+ */
+async function writeSection(name: string, body: Record<string, unknown>): Promise<void> {
+  const run = {
+    mode: quick ? 'quick' : 'full',
+    part: name,
+    date: new Date().toISOString(),
+    machine: { ...machineInfo(), loadAverage1m: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
+  };
+  const file = join(benchRoot, 'bench', 'results', `${name}.json`);
+  await writeFile(file, `${JSON.stringify({ run, ...body }, null, 2)}\n`);
+  log(`wrote ${file}`);
+}
+
+// `npm run bench -- report [--check]`: the tables of docs/performance*.md from bench/results/.
+// Before the build: it reads only result files and docs.
+if (process.argv.includes('report')) {
+  const { runReport } = await import('./report/index.ts');
+  process.exit(runReport(process.argv.includes('--check'), log));
+}
 
 // The broker worker runs from dist/ as the Procfile starts it, so a fresh clone (or a source
 // change since the last build) would otherwise fail, or measure old code. Incremental: seconds
@@ -65,6 +90,13 @@ if (process.argv.includes('ops')) {
   await runOpsSection(quick, log);
   process.exit(0);
 }
+// `npm run bench -- tools`: tools/call on memory_get, memory_search, event_publish and skills_get.
+if (process.argv.includes('tools')) {
+  const rows = await runToolCallsSection(quick, log);
+  console.log('| measurement | ours | baseline | ratio |\n| --- | --- | --- | --- |');
+  for (const row of eraRows(rows)) console.log(`| ${row.join(' | ')} |`);
+  process.exit(0);
+}
 // `npm run bench -- memory` runs the memory section alone (it needs no broker).
 if (process.argv.includes('memory')) {
   await runMemorySection(quick, log);
@@ -77,17 +109,23 @@ if (process.argv.includes('consume')) {
 }
 
 // `npm run bench -- frontend`: tools/list on both engines, 401s, and tools/list and tools/call
-// in both protocol eras beside bare uWS serving the same bytes (about 3 minutes, no Kafka). No file.
+// in both protocol eras beside bare uWS serving the same bytes (about 3 minutes, no Kafka).
 if (process.argv.includes('frontend')) {
   const front = await benchFrontend(plan.frontSeconds, log);
   const eras = await benchEras(quick ? 2 : 3, quick ? 1 : 5, log);
+  await writeSection('frontend', {
+    toolsList: front.toolsList,
+    reject401: front.reject401,
+    engine: front.engineBuild,
+    eras,
+  });
   console.log('| measurement | ours | baseline | ratio |\n| --- | --- | --- | --- |');
   for (const row of [...frontendRows(front), ...eraRows(eras)]) console.log(`| ${row.join(' | ')} |`);
   process.exit(0);
 }
 
 // `npm run bench -- event` runs the event_publish rows alone (c1 and c64, about a minute;
-// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's). No file.
+// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's).
 if (process.argv.includes('event')) {
   const broker = await startPrivateKafka(0);
   try {
@@ -95,6 +133,10 @@ if (process.argv.includes('event')) {
     const rows = await benchPublish(broker.kafka.plaintext, stack, [1, 64], plan.publishSeconds, log).finally(
       () => stack.stop(),
     );
+    await writeSection('event', {
+      workerNodeFlags: process.env.BENCH_WORKER_NODE_FLAGS ?? null,
+      publish: rows,
+    });
     console.table(
       rows.map((row) => ({
         concurrency: row.concurrency,
@@ -126,6 +168,11 @@ try {
   m.front = await inPhase('frontend', () => benchFrontend(plan.frontSeconds, log));
   // Both protocol eras, tools/list and tools/call, each beside bare uWS: medians of 5 paired rounds.
   m.eras = await inPhase('eras', () => benchEras(quick ? 2 : 3, quick ? 1 : 5, log));
+  // The tools agents call most, each beside bare uWS in both eras (no Kafka: see tool-calls.ts).
+  m.toolCalls = await inPhase(
+    'tool calls',
+    async () => (await benchToolCalls(quick ? 2 : 3, quick ? 1 : 5, log)).rows,
+  );
   // Rate limits, tracing and fairness; also written to bench/results/ops.json.
   m.ops = await inPhase('ops', () => runOpsSection(quick, log));
   m.publish = await inPhase('publish', async () => {

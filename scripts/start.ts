@@ -47,7 +47,7 @@ function child(name: Supervised['name'], entry: string): Supervised {
  * plain node; from sources (tests, development) they run under tsx like this file.
  */
 const compiled = import.meta.url.endsWith('.js');
-/** Node flags per entry, as the Procfile gives them (docs/performance.md, Footprint). */
+/** Node flags per entry, as the Procfile gives them (docs/performance-footprint.md). */
 const NODE_FLAGS: Record<string, string[]> = { 'gateway/main.ts': ['--max-semi-space-size=1'] };
 
 function entryArgs(entry: string): string[] {

@@ -1,8 +1,8 @@
 /**
  * Our gateway for the benchmark. With BROKER_WORKERS set it talks to a real broker worker;
  * without, tools/list and 401s are measured on their own (nothing reaches a worker), and
- * the worker's `status` (behind event_capabilities) is answered in-process with fixed
- * values, so a tools/call is measured through the gateway alone.
+ * the worker's `status` (behind event_capabilities) and `publish` are answered in-process,
+ * so a tools/call is measured through the gateway alone.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,16 +42,28 @@ const FIXED_STATUS: WorkerStatus = {
   bufferedMessages: 0,
   workerId: 'bench-stand-in',
 };
+let offset = 0;
+/**
+ * Without a worker, `status` and `publish` are answered here, as the worker answers them, so
+ * tools/call on event_capabilities and event_publish measure the gateway's own work (the
+ * worker and Kafka have their own rows in the event bench).
+ */
+const standIn = (method: string, params: { topic?: string } | undefined) => {
+  if (method === 'status') return Promise.resolve(FIXED_STATUS);
+  if (method === 'publish')
+    return Promise.resolve({
+      topic: params?.topic ?? 'bench',
+      partition: 0,
+      offset: offset++,
+      timestamp: new Date().toISOString(),
+    });
+  return Promise.reject(
+    Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
+  );
+};
 const broker: BrokerCalls = process.env.BROKER_WORKERS
   ? BrokerWorkerClient.fromEnv(process.env)
-  : ({
-      call: (method: string) =>
-        method === 'status'
-          ? Promise.resolve(FIXED_STATUS)
-          : Promise.reject(
-              Object.assign(new Error('no broker worker in this benchmark'), { code: 'WORKER_UNREACHABLE' }),
-            ),
-    } as BrokerCalls);
+  : ({ call: standIn } as unknown as BrokerCalls);
 // Traced exactly as a production gateway is when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 const tracing = await startTracing(process.env, 'mcp-gateway', () => {});
 const gateway = await startGateway({

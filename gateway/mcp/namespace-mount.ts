@@ -5,7 +5,7 @@
  * one shape whatever the namespace.
  */
 import { z } from 'zod';
-import { jsonTwice } from './json-twice.ts';
+import { capabilitiesJson, type FixedJson, fixedJson } from './capabilities-splice.ts';
 import type { NamespaceDefinition } from './model.ts';
 import {
   COMMON_ERROR_CODES,
@@ -77,10 +77,11 @@ export const capabilitiesOutput = z.object({
 
 export type Capabilities = z.output<typeof capabilitiesOutput>;
 
-/** The part of a capabilities answer that is the same on every call. */
+/** The part of a capabilities answer that is the same on every call, and its encodings. */
 interface FixedPart {
   tools: Capabilities['tools'];
   errorCodes: Capabilities['error_codes'];
+  encoded: FixedJson;
 }
 
 function capabilitiesTool(
@@ -96,7 +97,7 @@ function capabilitiesTool(
   const fixed = (): FixedPart => {
     if (fixedPart) return fixedPart;
     // Frozen, items too: every answer hands out these same arrays, so no reader may change
-    // them, and the JSON writer encodes frozen data once (json-twice.ts).
+    // them (their JSON is made once, below, and would no longer match).
     const catalogue = Object.freeze(
       tools().map((tool) =>
         Object.freeze({
@@ -110,7 +111,7 @@ function capabilitiesTool(
     const errorCodes = Object.freeze(
       Object.entries(codes).map(([code, meaning]) => Object.freeze({ code, meaning })),
     ) as Capabilities['error_codes'];
-    fixedPart = { tools: catalogue, errorCodes };
+    fixedPart = { tools: catalogue, errorCodes, encoded: fixedJson(catalogue, errorCodes) };
     return fixedPart;
   };
   return defineTool({
@@ -138,9 +139,9 @@ function capabilitiesTool(
         details: report.details ?? {},
       };
     },
-    // The answer and its quoted copy in one walk (json-twice.ts); the catalogue and the error
-    // codes, over half of the text, are frozen and so encoded only once.
-    outputJson: (output) => jsonTwice(output),
+    // The catalogue and the error codes, over half of the text, are encoded once and spliced
+    // into each answer and its quoted copy (capabilities-splice.ts, decision 0902).
+    outputJson: (output) => capabilitiesJson(output, fixed().encoded),
   });
 }
 

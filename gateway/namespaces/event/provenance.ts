@@ -270,8 +270,8 @@ export class Provenance {
 
   /**
    * The same for every call while the key ring holds the same keys: built once, frozen all
-   * the way down, and handed out by every capabilities answer, which then encodes it once
-   * (gateway/mcp/json-twice.ts). Built afresh if the ring's keys are ever replaced.
+   * the way down (every capabilities answer hands out this one object, so no reader may
+   * change it). Built afresh if the ring's keys are ever replaced.
    */
   capabilities(): z.output<typeof provenanceCapabilities> {
     const { signing, all } = this.keys;

@@ -1,0 +1,184 @@
+/** Tables from `npm run bench -- memory` (bench/results/memory*.json). */
+import { table } from './markdown.ts';
+import type { ResultFile } from './source.ts';
+
+interface Latency {
+  perKey: number;
+  keys: number;
+  mode: 'hybrid' | 'keyword' | 'vector';
+  p50Ms: number;
+  p99Ms: number;
+}
+interface Recall {
+  perKey: number;
+  keys: number;
+  recallAt10: number;
+}
+interface Write {
+  concurrency: number;
+  embeddings: string;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  getP50Ms: number;
+  getP99Ms: number;
+}
+interface QualityRow {
+  variant: string;
+  mode: string;
+  weights: { vector: number; keyword: number };
+  minScore: number;
+  recallAt10: number;
+  mrr: number;
+}
+interface MemoryRun {
+  targets: { hybridP99Ms: number; recallAt10: number; writesPerSecond: number; mcpWriteP99Ms: number };
+  inserts: { writesPerSecond: number; writesPerSecondAtCap: number; vectorsPerSecond: number };
+  search: { latency: Latency[]; recall: Recall[]; bytesPerMemory: number };
+  postgres?: { latency: Latency[]; recall: Recall[] };
+  quality?: {
+    rows: QualityRow[];
+    floors: { minScore: number; keptCorrect: number; emptiedUnanswerable: number }[];
+    chosen: { minScore: number };
+  };
+  queryEmbedding: { p50Ms: number; p99Ms: number };
+  mcpWrite: Write[];
+  isolation: { queries: number; hits: number; foreignHits: number };
+}
+
+const EMBEDDERS: Record<string, string> = {
+  minilm: 'MiniLM (the default embedder)',
+  local: 'USE-lite (`local`)',
+  none: 'embeddings off',
+};
+const thousands = (n: number) => (n % 1000 === 0 ? `${n / 1000}k` : `${n}`);
+const keysLabel = (keys: number) => `${keys} ${keys === 1 ? 'key' : 'keys'}`;
+const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+
+/**
+ * The rows the gateway tables carry: memory_write at c16 per embedder beside memory_get, and
+ * hybrid search at 100k per key, with Postgres's row when asked. Columns: measurement, ours,
+ * baseline, target.
+ */
+export function memoryHeadlineRows(
+  file: ResultFile,
+  options: { writes: string[]; keys: number[]; rps: boolean; postgres?: boolean },
+): string[][] {
+  const run = file.data as unknown as MemoryRun;
+  const target = `≤ ${run.targets.mcpWriteP99Ms}`;
+  const rows = options.writes.map((embeddings) => {
+    const w = run.mcpWrite.find((r) => r.concurrency === 16 && r.embeddings === embeddings);
+    if (!w) throw new Error(`${file.name} has no c16 memory_write row for ${embeddings}`);
+    return [
+      `memory_write c16, ${EMBEDDERS[embeddings] ?? embeddings}`,
+      `${w.p50Ms} / ${w.p99Ms}${options.rps ? ` (${w.rps} rps)` : ''}`,
+      `memory_get ${w.getP50Ms} / ${w.getP99Ms}`,
+      target,
+    ];
+  });
+  for (const keys of options.keys) {
+    const s = run.search.latency.find((r) => r.perKey === 100_000 && r.keys === keys && r.mode === 'hybrid');
+    const recall = run.search.recall.find((r) => r.perKey === 100_000 && r.keys === keys);
+    if (!s || !recall) throw new Error(`${file.name} has no 100k hybrid row for ${keys} keys`);
+    rows.push([
+      `SQLite hybrid search, 100k per key × ${keysLabel(keys)}`,
+      `${s.p50Ms} / ${s.p99Ms}`,
+      `recall@10 vs exact ${recall.recallAt10}`,
+      `≤ ${run.targets.hybridP99Ms}`,
+    ]);
+  }
+  const pg = run.postgres?.latency.find((r) => r.mode === 'hybrid');
+  if (options.postgres && pg) {
+    rows.push([
+      `Postgres (PGlite) hybrid search, ${thousands(pg.perKey)} per key`,
+      `${pg.p50Ms} / ${pg.p99Ms}`,
+      `HNSW recall@10 ${run.postgres!.recall[0]?.recallAt10}`,
+      '',
+    ]);
+  }
+  return rows;
+}
+
+export const memoryHeadlineTable =
+  (options: Parameters<typeof memoryHeadlineRows>[1]) =>
+  ([file]: ResultFile[]): string =>
+    table(
+      ['measurement', 'ours (p50/p99 ms)', 'baseline (same run)', 'target'],
+      memoryHeadlineRows(file!, options),
+    );
+
+/** Every row of one memory run, each beside its target and verdict where it has one. */
+export function memoryFullTable([file]: ResultFile[]): string {
+  const run = file!.data as unknown as MemoryRun;
+  const t = run.targets;
+  const rows: string[][] = [
+    [
+      'store writes/s (1 row per transaction)',
+      `${run.inserts.writesPerSecond}`,
+      `≥ ${t.writesPerSecond}`,
+      verdict(run.inserts.writesPerSecond >= t.writesPerSecond),
+    ],
+    ['store writes/s at the cap (each evicts one)', `${run.inserts.writesPerSecondAtCap}`, '', ''],
+    ['vectors stored/s (bit index + float)', `${run.inserts.vectorsPerSecond}`, '', ''],
+    ...run.mcpWrite.map((w) => [
+      `MCP memory_write c${w.concurrency} p50 / p99 ms (rps), embeddings ${w.embeddings}`,
+      `${w.p50Ms} / ${w.p99Ms} (${w.rps})`,
+      `p99 ≤ ${t.mcpWriteP99Ms}; memory_get ${w.getP50Ms} / ${w.getP99Ms}`,
+      verdict(w.p99Ms <= t.mcpWriteP99Ms),
+    ]),
+    ...run.search.latency.map((s) => {
+      const targeted = s.mode === 'hybrid' && s.perKey === 100_000;
+      return [
+        `${s.mode} search p50 / p99 ms, ${s.perKey} per key × ${keysLabel(s.keys)}`,
+        `${s.p50Ms} / ${s.p99Ms}`,
+        targeted ? `p99 ≤ ${t.hybridP99Ms}` : '',
+        targeted ? verdict(s.p99Ms <= t.hybridP99Ms) : '',
+      ];
+    }),
+    ...run.search.recall.map((r) => [
+      `vector recall@10 vs exact, ${r.perKey} per key × ${r.keys}`,
+      `${r.recallAt10}`,
+      `≥ ${t.recallAt10}`,
+      verdict(r.recallAt10 >= t.recallAt10),
+    ]),
+    [
+      'query embedding p50 / p99 ms (local, one text)',
+      `${run.queryEmbedding.p50Ms} / ${run.queryEmbedding.p99Ms}`,
+      '',
+      '',
+    ],
+    ...qualityRows(run),
+    [
+      'isolation: foreign hits over every benchmark query',
+      `${run.isolation.foreignHits}`,
+      `${run.isolation.queries} queries, ${run.isolation.hits} hits`,
+      verdict(run.isolation.foreignHits === 0),
+    ],
+    ['DB bytes per memory (512-d, text + FTS + vectors)', `${run.search.bytesPerMemory}`, '', ''],
+  ];
+  return table(['memory measurement', 'value', 'target / baseline', 'verdict'], rows);
+}
+
+/** The WordNet quality rows that runs of 2026-11-23 still carried (later runs moved them out). */
+function qualityRows(run: MemoryRun): string[][] {
+  if (!run.quality) return [];
+  const q = run.quality;
+  return [
+    ...q.rows.map((r) => {
+      const weights = r.mode === 'hybrid' ? ` w=${r.weights.vector}:${r.weights.keyword}` : '';
+      const floor = r.minScore > 0 ? ` floor ${r.minScore}` : '';
+      return [
+        `quality ${r.variant} ${r.mode}${weights}${floor}: recall@10 / MRR`,
+        `${r.recallAt10} / ${r.mrr}`,
+        '',
+        '',
+      ];
+    }),
+    ...q.floors.map((f) => [
+      `floor ${f.minScore}: correct vector hits kept / unanswerable emptied`,
+      `${f.keptCorrect} / ${f.emptiedUnanswerable}`,
+      '',
+      f.minScore === q.chosen.minScore ? 'chosen' : '',
+    ]),
+  ];
+}
