@@ -200,6 +200,16 @@ function readinessChecks(
   return checks;
 }
 
+/** The key check with the cache settings of the configuration. */
+function keyAuthenticator(config: GatewayConfig, store: StateStore): ApiKeyAuthenticator {
+  return new ApiKeyAuthenticator(store, {
+    positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
+    negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
+    staleOnStoreErrorMs: config.API_KEY_STALE_ON_STORE_ERROR_MS,
+    storeName: config.DATABASE_URL ? 'postgres' : 'sqlite',
+  });
+}
+
 export async function startGateway({
   config,
   log,
@@ -217,12 +227,7 @@ export async function startGateway({
   const store = await openStateStore(config);
   const limitTable = processLimitTable();
   const rateGate = await createRateGate(config, log, limitTable, observeLimits);
-  const authenticator = new ApiKeyAuthenticator(store, {
-    positiveTtlMs: config.API_KEY_CACHE_TTL_MS,
-    negativeMaxEntries: config.API_KEY_NEGATIVE_CACHE_SIZE,
-    staleOnStoreErrorMs: config.API_KEY_STALE_ON_STORE_ERROR_MS,
-    storeName: config.DATABASE_URL ? 'postgres' : 'sqlite',
-  });
+  const authenticator = keyAuthenticator(config, store);
   const mounted = mountNamespaces(
     {
       config,

@@ -146,3 +146,7 @@ export interface StateStore {
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
+
+// What a caller of the state store sees when it cannot be reached: the key check (auth) reads
+// it here, as it reads everything of the store, through the accounts contract.
+export { isStoreUnreachable, StateStoreUnavailableError } from '../store/unreachable.ts';

@@ -1,8 +1,8 @@
 import type { KeyPrincipal } from '../accounts/model.ts';
+import { isStoreUnreachable, StateStoreUnavailableError } from '../accounts/model.ts';
 import { hashApiKey, isWellFormedApiKey } from '../core/api-key.ts';
 import type { KeyLimits } from '../core/key-limits.ts';
 import type { KeyScopes } from '../core/scopes.ts';
-import { isStoreUnreachable, StateStoreUnavailableError } from '../store/unreachable.ts';
 import { BoundedTtlCache } from './bounded-cache.ts';
 
 export interface KeyLookup {
