@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto';
-import {
-  type EmbeddingStatus,
-  MemoryLimitError,
-  type MemoryRecord,
-  SupersedesNotFoundError,
-  type WriteInput,
-} from './types.ts';
+// Types only: the tools load this file for the content hash while the gateway idles, and the
+// store's own code (types.ts's error classes included) loads with the first memory call.
+import type { EmbeddingStatus, MemoryRecord, WriteInput } from './types.ts';
 
 /**
  * The form two writes must share to count as the same memory: Unicode NFC, surrounding
@@ -33,11 +29,6 @@ export function plainWrite(content: string, extra: Partial<WriteInput> = {}): Wr
     dedupe: 'exact',
     ...extra,
   };
-}
-
-/** A write the plan refused (the cap, an unknown `supersedes`), as opposed to a store failure. */
-export function refusal(error: unknown): Error | null {
-  return error instanceof MemoryLimitError || error instanceof SupersedesNotFoundError ? error : null;
 }
 
 export class CursorError extends Error {

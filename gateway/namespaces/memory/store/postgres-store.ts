@@ -5,7 +5,7 @@ import {
   runPgMigrations,
   withPgTransaction,
 } from '../../../store/index.ts';
-import { type MemoryRow, pageBySize, refusal, storedMemory, toRecord } from './common.ts';
+import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { checkPgvector } from './postgres-pgvector.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
@@ -28,6 +28,7 @@ import type {
   WriteManyOutcome,
   WriteResult,
 } from './types.ts';
+import { refusal } from './types.ts';
 import { BatchLookups } from './write-batch.ts';
 import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlanAsync } from './write-plan.ts';
 

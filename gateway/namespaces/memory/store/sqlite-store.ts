@@ -7,7 +7,7 @@ import {
   startWalCheckpointer,
   type WalCheckpointer,
 } from '../../../store/index.ts';
-import { type MemoryRow, pageBySize, refusal, storedMemory, toRecord } from './common.ts';
+import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
@@ -34,6 +34,7 @@ import type {
   WriteManyOutcome,
   WriteResult,
 } from './types.ts';
+import { refusal } from './types.ts';
 import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlan } from './write-plan.ts';
 
 export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;

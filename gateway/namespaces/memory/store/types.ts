@@ -249,3 +249,8 @@ export interface MemoryStore {
   purgeExpired(now: number): Promise<number>;
   close(): Promise<void>;
 }
+
+/** A write the plan refused (the cap, an unknown `supersedes`), as opposed to a store failure. */
+export function refusal(error: unknown): Error | null {
+  return error instanceof MemoryLimitError || error instanceof SupersedesNotFoundError ? error : null;
+}
