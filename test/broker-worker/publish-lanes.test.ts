@@ -33,7 +33,13 @@ it("a topic's failing send does not hold publishes to other topics", async () =>
   // Both known to the worker, then one deleted without it knowing.
   await publish(gone, 'first');
   await publish(healthy, 'first');
-  await withAdmin(kafka.plaintext, (admin) => admin.deleteTopics({ topics: [gone] }));
+  await withAdmin(kafka.plaintext, async (admin) => {
+    await admin.deleteTopics({ topics: [gone] });
+    // The deletion completes on the controller after the answer: until the broker stops
+    // listing the topic, a send could still land in it and be acknowledged.
+    for (let i = 0; i < 100 && (await admin.listTopics()).includes(gone); i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+  });
 
   const order: string[] = [];
   const failing = publish(gone, 'lost').then(

@@ -33,8 +33,8 @@ before(async () => {
       `CREATE TEMP TABLE q AS SELECT array_agg(random()::float4 - 0.5 ORDER BY i) AS a FROM generate_series(1, ${LOCAL_MODEL.dimensions}) i`,
     );
     await client.query(
-      `INSERT INTO memories (public_id, api_key_id, namespace, content, content_hash, embedding_status, created_at, updated_at)
-       SELECT gen_random_uuid(), k, 'default', k || ' note ' || g, md5(k || g), 'ready', 1, 1
+      `INSERT INTO memories (public_id, api_key_id, namespace, content, content_hash, embedding_status, created_at, updated_at, occurred_at)
+       SELECT gen_random_uuid(), k, 'default', k || ' note ' || g, md5(k || g), 'ready', 1, 1, 1
          FROM generate_series(1, ${PER_KEY}) g, (VALUES ('crowd'), ('mine')) t(k)`,
     );
     await client.query(
