@@ -39,6 +39,7 @@ export class BrokerClients {
       health,
       lingerMs: settings.consumeLingerMs,
       ackTimeoutMs: settings.consumeAckTimeoutMs,
+      uncommittedMax: settings.consumeUncommittedMax,
     });
     this.groupless = new GrouplessReader(new Kafka(config));
   }

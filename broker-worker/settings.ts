@@ -14,6 +14,7 @@
  * | BROKER_SESSION_TIMEOUT_MS   | 10000                              | group session timeout (how fast a dead worker's partitions move) |
  * | BROKER_CONSUME_LINGER_MS    | 10                                 | once a message is ready, a group poll waits this long for more |
  * | BROKER_CONSUME_ACK_TIMEOUT_MS | 30000                            | a poll answer the gateway has not settled by then is handed out again |
+ * | BROKER_CONSUME_UNCOMMITTED_MAX | 100                             | per group consumer, messages handed out and not yet committed; polls wait past it |
  * | LOG_LEVEL                   | info                               | pino level |
  */
 import { readFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ export interface WorkerSettings {
   sessionTimeoutMs: number;
   consumeLingerMs: number;
   consumeAckTimeoutMs: number;
+  consumeUncommittedMax: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -100,6 +102,8 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     sessionTimeoutMs,
     consumeLingerMs: integer(env, 'BROKER_CONSUME_LINGER_MS', 10, 0, 30_000),
     consumeAckTimeoutMs: integer(env, 'BROKER_CONSUME_ACK_TIMEOUT_MS', 30_000, 1000, 600_000),
+    // At least one full poll (max 100), so a poll is never starved by the window alone.
+    consumeUncommittedMax: integer(env, 'BROKER_CONSUME_UNCOMMITTED_MAX', 100, 100, 1_000_000),
     logLevel,
   };
 }

@@ -4,6 +4,7 @@
  * acknowledged, delivered, lost and duplicated counts; exits 1 when an acknowledged
  * publish is missing from the topic or a message in the topic was never delivered.
  * CHAOS_SECONDS (default 90) bounds the fault phase; draining afterwards is bounded too.
+ * `npm run chaos -- fleet` runs the fleet campaign instead (scripts/chaos-fleet.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -14,6 +15,11 @@ import { type BenchChild, startChild } from '../bench/child.ts';
 import { callTool } from '../bench/mcp-call.ts';
 import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
 import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
+
+if (process.argv[2] === 'fleet') {
+  // The fleet campaign runs on its own (scripts/chaos-fleet.ts) and exits from there.
+  await import('./chaos-fleet.ts');
+}
 
 const seconds = Number(process.env.CHAOS_SECONDS ?? 90);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

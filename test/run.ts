@@ -4,15 +4,18 @@
  * suites (no Kafka) again under each other supported Node (22, 24: fetched into .cache on
  * first use).
  * Kafka starts only when a selected file needs it (see test/support/test-needs.ts), so
- * `npm test -- memory` runs without Java. The broker is stopped even when tests fail or the
- * run is interrupted, so no Java process outlives the suite.
+ * `npm test -- memory` runs without Java. Files that need a three-broker cluster (they reach
+ * test/support/kafka-cluster-env.ts) run afterwards, one at a time, on a cluster started only
+ * then, so the two never hold memory and cores together. Brokers are stopped even when tests
+ * fail or the run is interrupted, so no Java process outlives the suite.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { startLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { startLocalKafka, stopLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { ensureNode, PINNED_RUNTIMES, type RuntimeMajor } from '../dev/node/runtimes.ts';
+import { testKafkaClusterEnv } from './support/kafka-cluster-env.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
 import { setUpMiniLm } from './support/minilm.ts';
 import { testNeeds } from './support/test-needs.ts';
@@ -58,9 +61,19 @@ async function main(): Promise<number> {
   if (miniLm) await unwrap(miniLm);
   // Three files at once on two cores: a file waiting on Kafka (a group join, a rebalance
   // delay, a grace period) leaves its core to the third.
-  const failed = await withKafkaIfNeeded(needs.kafka, (env) =>
-    run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', ...files], env),
+  const clusterFiles = new Set(needs.kafkaCluster);
+  const mainFiles = files.filter((file) => !clusterFiles.has(file));
+  const mainFailed =
+    mainFiles.length === 0
+      ? 0
+      : await withKafkaIfNeeded(needs.kafka, (env) =>
+          run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', ...mainFiles], env),
+        );
+  // One at a time: these files kill and restart the cluster's brokers.
+  const clusterFailed = await withKafkaClusterIfNeeded(needs.kafkaCluster, (env) =>
+    run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...needs.kafkaCluster], env),
   );
+  const failed = mainFailed || clusterFailed;
   const otherFailed = await otherRuntimes(files, runtimes);
   const checksFailed = await checks;
   if (checksFailed)
@@ -91,6 +104,43 @@ async function unwrap<T>(settled: Settled<T>): Promise<T> {
   return result.value;
 }
 
+/** The environment without the runner's TEST_KAFKA_* variables (never inherited: see below). */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEST_KAFKA_')));
+}
+
+/**
+ * Runs the tests beside brokers started for them, stopped afterwards whatever happens
+ * (an interrupt included).
+ */
+async function withBrokers(
+  dataDirPrefix: string,
+  start: (dataDir: string) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>,
+  tests: (env: NodeJS.ProcessEnv) => Promise<number>,
+): Promise<number> {
+  const dataDir = await mkdtemp(join(tmpdir(), dataDirPrefix));
+  let started: { env: Record<string, string>; stop(): Promise<void> } | undefined;
+  const stopAll = async () => {
+    // By data dir, not by handle: a test may have restarted a broker the handle never knew.
+    await started?.stop();
+    await stopLocalKafka(dataDir);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  const onSignal = () => {
+    void stopAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    started = await start(dataDir);
+    return await tests({ ...cleanEnv(), ...started.env });
+  } finally {
+    await stopAll();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 /**
  * Runs the tests with the run's private broker when some file needs it, else without one.
  * The TEST_KAFKA_* variables belong to the runner: never inherited, so a file that needs
@@ -100,39 +150,56 @@ async function withKafkaIfNeeded(
   kafkaFiles: string[],
   tests: (env: NodeJS.ProcessEnv) => Promise<number>,
 ): Promise<number> {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('TEST_KAFKA_')),
-  );
   if (kafkaFiles.length === 0) {
     console.log('[run] no selected test file uses test/support/kafka-env.ts: no Kafka for this run');
-    return tests({ ...env, TEST_KAFKA_NOT_STARTED: '1' });
+    return tests({ ...cleanEnv(), TEST_KAFKA_NOT_STARTED: '1' });
   }
   console.log(`[run] ${kafkaFiles.length} selected test files use Kafka: starting a private broker`);
-  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-gw-test-kafka-'));
-  const kafka = await startLocalKafka({
-    dataDir,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    saslSslPort: 0,
-    controllerPort: 0,
-    initialRebalanceDelayMs: 0,
-    shortLived: true,
-    log: (line) => console.log(`[kafka] ${line}`),
-  });
-  const stopKafka = async () => {
-    await kafka.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void stopKafka().finally(() => process.exit(130));
-    });
-  }
-  try {
-    return await tests({ ...env, ...testKafkaEnv(kafka) });
-  } finally {
-    await stopKafka();
-  }
+  return withBrokers(
+    'mcp-gw-test-kafka-',
+    async (dataDir) => {
+      const kafka = await startLocalKafka({
+        dataDir,
+        plaintextPort: 0,
+        saslPlaintextPort: 0,
+        saslSslPort: 0,
+        controllerPort: 0,
+        initialRebalanceDelayMs: 0,
+        shortLived: true,
+        log: (line) => console.log(`[kafka] ${line}`),
+      });
+      return { env: testKafkaEnv(kafka), stop: () => kafka.stop() };
+    },
+    tests,
+  );
+}
+
+/** The three-broker cluster for the files that reach test/support/kafka-cluster-env.ts, if any. */
+async function withKafkaClusterIfNeeded(
+  clusterFiles: string[],
+  tests: (env: NodeJS.ProcessEnv) => Promise<number>,
+): Promise<number> {
+  if (clusterFiles.length === 0) return 0;
+  console.log(`[run] ${clusterFiles.length} selected test files use a three-broker cluster: starting it`);
+  return withBrokers(
+    'mcp-gw-test-kafka3-',
+    async (dataDir) => {
+      const kafka = await startLocalKafka({
+        dataDir,
+        brokers: 3,
+        plaintextPort: 0,
+        saslPlaintextPort: 0,
+        // No TLS: keytool costs seconds, and the single broker's tests cover SASL_SSL.
+        saslSslPort: null,
+        controllerPort: 0,
+        initialRebalanceDelayMs: 0,
+        shortLived: true,
+        log: (line) => console.log(`[kafka3] ${line}`),
+      });
+      return { env: testKafkaClusterEnv(kafka, dataDir), stop: () => kafka.stop() };
+    },
+    tests,
+  );
 }
 
 /**

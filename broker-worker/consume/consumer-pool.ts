@@ -18,6 +18,7 @@ export interface ConsumerPoolOptions {
   health: BrokerHealth;
   lingerMs: number;
   ackTimeoutMs: number;
+  uncommittedMax: number;
 }
 
 export class ConsumerPool {
@@ -44,6 +45,21 @@ export class ConsumerPool {
     return count;
   }
 
+  /** Messages handed out and not committed yet, over every consumer (leaving ones too). */
+  get uncommitted(): number {
+    let count = 0;
+    for (const consumer of this.consumers.values()) count += consumer.uncommitted;
+    for (const consumer of this.leaving) count += consumer.uncommitted;
+    return count;
+  }
+
+  /** Messages under open leases, over every consumer (leaving ones too). */
+  get leased(): number {
+    let count = 0;
+    for (const consumer of [...this.consumers.values(), ...this.leaving]) count += consumer.leased;
+    return count;
+  }
+
   /** The warm consumer for (group, topic), created (and started) on first use. */
   acquire(group: string, topic: string): GroupConsumer {
     if (this.closed)
@@ -66,6 +82,7 @@ export class ConsumerPool {
       health: this.options.health,
       lingerMs: this.options.lingerMs,
       ackTimeoutMs: this.options.ackTimeoutMs,
+      uncommittedMax: this.options.uncommittedMax,
     });
     this.consumers.set(key, consumer);
     consumer.start();

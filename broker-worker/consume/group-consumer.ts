@@ -45,12 +45,22 @@ export interface GroupConsumerOptions {
   lingerMs: number;
   /** An unsettled lease is rewound after this long (BROKER_CONSUME_ACK_TIMEOUT_MS). */
   ackTimeoutMs: number;
+  /**
+   * Messages handed out and not yet committed, at most (BROKER_CONSUME_UNCOMMITTED_MAX):
+   * a worker that dies delivers them all again, so past this polls wait for commits.
+   */
+  uncommittedMax: number;
 }
 
 export interface PollRequest {
   max: number;
   /** Date.now() time at which the poll answers with what it has. */
   endAt: number;
+  /**
+   * How long past `endAt` the poll may wait for a commit when the uncommitted window is full
+   * while messages wait (the call's budget allows it). Default `endAt`.
+   */
+  windowEndAt?: number;
   signal: AbortSignal;
   /** Aborts when the link that will settle the lease closes: the lease is then rewound. */
   owner?: AbortSignal;
@@ -101,6 +111,7 @@ export class GroupConsumer {
       closed: () => this.state === 'closed',
       onLeased: () => this.room.notify(),
       onRewound: () => this.changed.notify(),
+      onCommitted: () => this.changed.notify(),
     });
     // A Kafka client of its own: kafkajs shares a committed-offsets cache per group between
     // consumers of one client, and a rejoin of one consumer clears the other's entries.
@@ -257,8 +268,23 @@ export class GroupConsumer {
         if (this.buffer.count > 0) readySince ??= now;
         const lingered = readySince !== null && now >= readySince + this.options.lingerMs;
         if (timeUp || lingered || this.buffer.count >= request.max) {
-          const taken = this.state === 'closed' ? [] : this.buffer.take(request.max, RESULT_BYTE_BUDGET);
+          const room = this.options.uncommittedMax - this.leases.uncommitted;
+          const taken =
+            this.state === 'closed' || room <= 0
+              ? []
+              : this.buffer.take(Math.min(request.max, room), RESULT_BYTE_BUDGET);
           if (taken.length > 0) return { ...this.leases.lease(taken, request.owner), joining: false };
+          const until = Math.max(request.endAt, request.windowEndAt ?? request.endAt);
+          const live = this.state === 'running' || this.state === 'starting';
+          if (room <= 0 && live && this.buffer.count > 0 && now < until && !request.answerNow?.aborted) {
+            // The window is full while messages wait: the commit of an answer just written
+            // opens it within moments, so even a poll out of time (timeout_ms 0) waits for
+            // it, inside its call's budget. A commit that gave up retrying starts again
+            // here, or nothing would ever open the window.
+            void this.leases.flush();
+            await this.changed.wait(until - now, request.signal, request.answerNow);
+            continue;
+          }
           if (timeUp) return { messages: [], leaseId: null, joining: !this.joinedOnce };
           // Another poll took what was there: wait for the next message.
           readySince = null;
@@ -277,6 +303,16 @@ export class GroupConsumer {
   /** Outstanding leases (handed out, neither committed nor rewound yet). */
   get leasesOutstanding(): number {
     return this.leases.size;
+  }
+
+  /** Messages handed out whose offsets are not committed yet (see LeaseBook.uncommitted). */
+  get uncommitted(): number {
+    return this.leases.uncommitted;
+  }
+
+  /** Messages under open leases (see LeaseBook.leased). */
+  get leased(): number {
+    return this.leases.leased;
   }
 
   /** Whether a poll or an unsettled lease still needs this consumer. */

@@ -44,6 +44,8 @@ export interface LeaseBookOptions {
   onLeased(): void;
   /** A lease's messages went back to the buffer: a waiting poll may take them. */
   onRewound(): void;
+  /** A commit passed acknowledged messages: a poll waiting for room may go on. */
+  onCommitted(): void;
 }
 
 interface Lease {
@@ -63,8 +65,51 @@ export class LeaseBook {
   private readonly commitLock = new Mutex();
   private queuedFlush: Promise<void> | null = null;
   private commitFailures = 0;
+  /**
+   * Acknowledged offsets per partition not yet passed by a commit, with the incarnation they
+   * were fetched under: only counted (uncommitted), never used to decide a commit.
+   */
+  private readonly acked = new Map<number, { incarnation: number; offsets: number[] }>();
 
   constructor(private readonly options: LeaseBookOptions) {}
+
+  /**
+   * Messages handed out whose offsets are not committed yet: those under open leases, and
+   * acknowledged ones a commit has not passed. A crash now would deliver them all again.
+   */
+  get uncommitted(): number {
+    let count = this.leased;
+    for (const [partition, entry] of this.acked) {
+      if (this.options.buffer.incarnationOf(partition) === entry.incarnation) count += entry.offsets.length;
+    }
+    return count;
+  }
+
+  /** Messages handed out under leases the gateway has not settled yet. */
+  get leased(): number {
+    let count = 0;
+    for (const lease of this.leases.values()) count += lease.taken.length;
+    return count;
+  }
+
+  private noteAcknowledged(taken: TakenMessage[]): void {
+    for (const m of taken) {
+      const incarnation = m.slot.incarnation;
+      let entry = this.acked.get(m.partition);
+      if (!entry || entry.incarnation !== incarnation) {
+        entry = { incarnation, offsets: [] };
+        this.acked.set(m.partition, entry);
+      }
+      entry.offsets.push(m.offset);
+    }
+  }
+
+  private noteCommitted(partition: number, incarnation: number, offset: number): void {
+    const entry = this.acked.get(partition);
+    if (!entry) return;
+    if (entry.incarnation !== incarnation) this.acked.delete(partition);
+    else entry.offsets = entry.offsets.filter((o) => o >= offset);
+  }
 
   /** Outstanding leases (handed out, neither committed nor rewound yet). */
   get size(): number {
@@ -112,7 +157,9 @@ export class LeaseBook {
    * background; until it succeeds the messages would merely be delivered again).
    */
   async commitLease(id: string): Promise<boolean> {
-    if (!this.release(id)) return false;
+    const lease = this.release(id);
+    if (!lease) return false;
+    this.noteAcknowledged(lease.taken);
     await this.flush();
     return true;
   }
@@ -175,10 +222,13 @@ export class LeaseBook {
       await this.options.commit(targets);
       for (const [partition, offset] of targets) {
         const incarnation = incarnations.get(partition);
-        if (incarnation !== undefined) this.committed.set(partition, { incarnation, offset });
+        if (incarnation === undefined) continue;
+        this.committed.set(partition, { incarnation, offset });
+        this.noteCommitted(partition, incarnation, offset);
       }
       this.commitFailures = 0;
       this.options.health.recordSuccess();
+      this.options.onCommitted();
     } catch (error) {
       const described = describeKafkaError(error, `commit offsets of consumer group "${this.options.group}"`);
       this.commitFailures += 1;

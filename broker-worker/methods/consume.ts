@@ -42,6 +42,7 @@ export async function consume(
     const outcome = await consumer.poll({
       max: input.max,
       endAt,
+      windowEndAt: call.deadlineAt - reserve,
       signal: call.signal,
       owner: call.link,
       answerNow: call.answerNow,

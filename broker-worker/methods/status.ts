@@ -20,6 +20,8 @@ export function status(ctx: MethodContext): WorkerStatus {
     brokerReachable: ctx.health.reachable,
     liveConsumers: ctx.clients?.consumers.size ?? 0,
     bufferedMessages: ctx.clients?.consumers.buffered ?? 0,
+    uncommittedMessages: ctx.clients?.consumers.uncommitted ?? 0,
+    leasedMessages: ctx.clients?.consumers.leased ?? 0,
     workerId: ctx.settings.workerId,
   };
 }

@@ -131,7 +131,7 @@ async function replicationFactorError(ctx: MethodContext, factor: number): Promi
   return new MethodError(
     'INVALID_ARGUMENT',
     `The broker refused replication_factor ${factor}: the replication factor is larger than the number of available brokers${size}. ` +
-      'A one-broker development cluster needs replication_factor: 1; managed hosting requires 3.',
+      'On a one-broker development cluster pass replication_factor: 1, or run three brokers (`npm run kafka -- start --brokers 3`) to keep the default 3 that managed hosting requires.',
   );
 }
 

@@ -10,20 +10,24 @@ import {
   DEFAULT_USERS,
   LocalKafkaError,
   type LocalKafkaOptions,
+  type LocalKafkaStatus,
   localKafkaStatus,
   startLocalKafka,
   stopLocalKafka,
 } from './local-kafka.ts';
 import { defaultCacheDir, defaultDevDataDir, KAFKA_VERSION } from './paths.ts';
-import type { BrokerState } from './state.ts';
 
 const usage = `usage: npm run kafka -- <start|stop|status> [options]
 
-  start    fetch Kafka ${KAFKA_VERSION} on first use, start the broker, wait until it serves
+  start    fetch Kafka ${KAFKA_VERSION} on first use, start the broker(s), wait until they serve;
+           on a cluster with brokers down, start only those
   stop     stop it gracefully (SIGTERM; SIGKILL after 30 s)
   status   say whether it runs, and where
 
 options (environment variable in brackets):
+  --brokers N               [LOCAL_KAFKA_BROKERS]       1 (default), 3 or 5 nodes, each broker and controller;
+                            3 gives replication factor 3 and min.insync.replicas 2. Node n's
+                            default ports are node 1's plus 10 x (n - 1). A data dir keeps its count.
   --data-dir DIR            [LOCAL_KAFKA_DATA_DIR]      default ${relative(process.cwd(), defaultDevDataDir) || '.'}
   --plaintext-port N        [LOCAL_KAFKA_PLAINTEXT_PORT] default ${DEFAULT_PORTS.plaintext}
   --sasl-port N             [LOCAL_KAFKA_SASL_PORT]      default ${DEFAULT_PORTS.saslPlaintext} (SASL_PLAINTEXT)
@@ -35,7 +39,8 @@ options (environment variable in brackets):
   --rebalance-delay-ms N    [LOCAL_KAFKA_REBALANCE_DELAY_MS] group.initial.rebalance.delay.ms, default ${DEFAULT_INITIAL_REBALANCE_DELAY_MS}
   --start-timeout-s N       default 90
 
-Port 0 picks a free port. Jars are cached in ${relative(process.cwd(), defaultCacheDir)}.`;
+Port 0 picks a free port (each broker its own). A data dir keeps the ports of its first start,
+so a restart serves the same addresses. Jars are cached in ${relative(process.cwd(), defaultCacheDir)}.`;
 
 class UsageError extends Error {}
 
@@ -69,6 +74,7 @@ function parse(argv: string[]): { command: string; options: LocalKafkaOptions } 
     args: argv,
     allowPositionals: true,
     options: {
+      brokers: { type: 'string' },
       'data-dir': { type: 'string' },
       'plaintext-port': { type: 'string' },
       'sasl-port': { type: 'string' },
@@ -89,6 +95,7 @@ function parse(argv: string[]): { command: string; options: LocalKafkaOptions } 
   return {
     command,
     options: {
+      brokers: wholeNumber('--brokers', values.brokers ?? env.LOCAL_KAFKA_BROKERS),
       dataDir: values['data-dir'] ?? env.LOCAL_KAFKA_DATA_DIR ?? defaultDevDataDir,
       plaintextPort: port('--plaintext-port', values['plaintext-port'] ?? env.LOCAL_KAFKA_PLAINTEXT_PORT),
       saslPlaintextPort: port('--sasl-port', values['sasl-port'] ?? env.LOCAL_KAFKA_SASL_PORT),
@@ -104,46 +111,63 @@ function parse(argv: string[]): { command: string; options: LocalKafkaOptions } 
   };
 }
 
-function describe(broker: Omit<BrokerState, 'startedAt'>): string {
-  const shown = (path: string) => relative(process.cwd(), path) || path;
+function shown(path: string): string {
+  return relative(process.cwd(), path) || path;
+}
+
+/** The bootstrap lines (every node's address, as clients need them), then each node. */
+function describe(current: Extract<LocalKafkaStatus, { running: true }>): string {
   const lines = [
-    `  PLAINTEXT        ${broker.plaintext}`,
-    `  SASL_PLAINTEXT   ${broker.saslPlaintext}   (SASL/PLAIN)`,
+    `  PLAINTEXT        ${current.plaintext}`,
+    `  SASL_PLAINTEXT   ${current.saslPlaintext}   (SASL/PLAIN)`,
   ];
-  if (broker.saslSsl) {
+  if (current.saslSsl) {
     lines.push(
-      `  SASL_SSL         ${broker.saslSsl.bootstrap}   (SASL/PLAIN over TLS; CA ${shown(broker.saslSsl.caPemPath)})`,
+      `  SASL_SSL         ${current.saslSsl.bootstrap}   (SASL/PLAIN over TLS; CA ${shown(current.saslSsl.caPemPath)})`,
     );
   }
   lines.push(
-    `  users            ${Object.entries(broker.users)
+    `  users            ${Object.entries(current.users)
       .map(([u, p]) => `${u}:${p}`)
       .join('  ')}`,
-    `  pid              ${broker.pid}`,
-    `  log              ${shown(broker.logFile)}`,
   );
+  if (current.nodes.length === 1) {
+    lines.push(`  pid              ${current.pid}`, `  log              ${shown(current.logFile)}`);
+    return lines.join('\n');
+  }
+  for (const node of current.nodes) {
+    const address = node.ports ? `127.0.0.1:${node.ports.plaintext}` : '(no ports yet)';
+    lines.push(
+      node.state
+        ? `  broker ${node.nodeId}         ${address}   pid ${node.state.pid}   log ${shown(node.state.logFile)}`
+        : `  broker ${node.nodeId}         ${address}   DOWN (\`npm run kafka -- start\` starts only it)`,
+    );
+  }
   return lines.join('\n');
 }
 
 async function start(options: LocalKafkaOptions): Promise<number> {
   const status = await localKafkaStatus(options.dataDir);
-  if (status.running) {
+  if (status.running && status.nodes.every((node) => node.running)) {
     console.log(`Kafka is already running${status.serving ? '' : ' (but not answering on PLAINTEXT yet)'}:`);
     console.log(describe(status));
     return 0;
   }
   // Ctrl-C while waiting must not leave a half-started detached broker behind.
   const interrupt = () => {
-    console.error('\ninterrupted: stopping the broker that was starting');
+    console.error('\ninterrupted: stopping the brokers that were starting');
     void stopLocalKafka(options.dataDir).finally(() => process.exit(130));
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
-  const kafka = await startLocalKafka({ ...options, detached: true, log: (line) => console.log(line) });
+  await startLocalKafka({ ...options, detached: true, log: (line) => console.log(line) });
   process.off('SIGINT', interrupt);
   process.off('SIGTERM', interrupt);
+  const started = await localKafkaStatus(options.dataDir);
+  if (!started.running)
+    throw new LocalKafkaError('EXITED_DURING_START', 'the brokers stopped right after they started');
   console.log(`Kafka ${KAFKA_VERSION} is running:`);
-  console.log(describe(kafka));
+  console.log(describe(started));
   console.log('Stop it with: npm run kafka -- stop');
   return 0;
 }

@@ -9,8 +9,18 @@ export interface BrokerPorts {
   controller: number;
 }
 
+/** One voter of the controller quorum: every node of a cluster is one (combined mode). */
+export interface Voter {
+  nodeId: number;
+  controllerPort: number;
+}
+
 export interface BrokerConfigInput {
   ports: BrokerPorts;
+  /** Default 1. */
+  nodeId?: number;
+  /** Default: this node alone. */
+  voters?: Voter[];
   logDir: string;
   users: Record<string, string>;
   initialRebalanceDelayMs: number;
@@ -73,12 +83,35 @@ function plainJaas(users: Record<string, string>): string {
 }
 
 /**
+ * Replication settings for a cluster of `brokers` nodes. One node can hold one replica. With
+ * three, every partition (the group offsets and transaction state too) has three replicas and
+ * a write needs two of them, so one node can die without losing an acknowledged write or
+ * refusing new ones: the settings a managed cluster runs with.
+ */
+function replication(brokers: number): Array<[string, number]> {
+  const factor = Math.min(brokers, 3);
+  const minIsr = factor >= 3 ? 2 : 1;
+  return [
+    ['default.replication.factor', factor],
+    ['min.insync.replicas', minIsr],
+    ['offsets.topic.replication.factor', factor],
+    ['offsets.topic.num.partitions', 1],
+    ['transaction.state.log.replication.factor', factor],
+    ['transaction.state.log.min.isr', minIsr],
+    ['share.coordinator.state.topic.replication.factor', factor],
+    ['share.coordinator.state.topic.min.isr', minIsr],
+  ];
+}
+
+/**
  * One KRaft node acting as broker and controller. Clients get PLAINTEXT, SASL_PLAINTEXT and
- * (optionally) SASL_SSL; the broker talks to itself over PLAINTEXT so it needs no credentials of
- * its own. Replication factors are 1 because there is only one node to hold replicas.
+ * (optionally) SASL_SSL; brokers talk to each other over PLAINTEXT so they need no credentials
+ * of their own. In a cluster every node is also a controller voter (a quorum of all nodes).
  */
 export function renderServerProperties(input: BrokerConfigInput): string {
   const { ports } = input;
+  const nodeId = input.nodeId ?? 1;
+  const voters = input.voters ?? [{ nodeId, controllerPort: ports.controller }];
   const clientListeners: Array<[string, number]> = [
     ['PLAINTEXT', ports.plaintext],
     ['SASL_PLAINTEXT', ports.saslPlaintext],
@@ -89,8 +122,8 @@ export function renderServerProperties(input: BrokerConfigInput): string {
 
   const entries: Array<[string, string | number | boolean]> = [
     ['process.roles', 'broker,controller'],
-    ['node.id', 1],
-    ['controller.quorum.voters', `1@${HOST}:${ports.controller}`],
+    ['node.id', nodeId],
+    ['controller.quorum.voters', voters.map((v) => `${v.nodeId}@${HOST}:${v.controllerPort}`).join(',')],
     ['controller.listener.names', 'CONTROLLER'],
     [
       'listeners',
@@ -107,14 +140,7 @@ export function renderServerProperties(input: BrokerConfigInput): string {
     ['listener.name.sasl_plaintext.plain.sasl.jaas.config', jaas],
     ['log.dirs', input.logDir],
     ['num.partitions', 1],
-    ['default.replication.factor', 1],
-    ['min.insync.replicas', 1],
-    ['offsets.topic.replication.factor', 1],
-    ['offsets.topic.num.partitions', 1],
-    ['transaction.state.log.replication.factor', 1],
-    ['transaction.state.log.min.isr', 1],
-    ['share.coordinator.state.topic.replication.factor', 1],
-    ['share.coordinator.state.topic.min.isr', 1],
+    ...replication(voters.length),
     // The product promises that producing to a missing topic fails rather than creating it.
     ['auto.create.topics.enable', false],
     ['group.initial.rebalance.delay.ms', input.initialRebalanceDelayMs],

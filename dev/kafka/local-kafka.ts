@@ -1,25 +1,30 @@
 /**
- * A real Apache Kafka broker on loopback for development and tests: one KRaft node (broker and
- * controller in one JVM) with PLAINTEXT, SASL_PLAINTEXT and SASL_SSL (PLAIN) listeners.
+ * Real Apache Kafka on loopback for development and tests: one KRaft node (broker and
+ * controller in one JVM), or a cluster of three (or five) such nodes forming one controller
+ * quorum, each with PLAINTEXT, SASL_PLAINTEXT and SASL_SSL (PLAIN) listeners.
  * The CLI (cli.ts) and the test runner (test/run.ts) both start brokers through this module.
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { mkdir, open, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { formatLogDir, spawnBroker, spawnWatchdog, terminate } from './broker-process.ts';
-import { HOST, renderLog4j2Properties, renderServerProperties, validateUsers } from './config.ts';
-import { LocalKafkaError, quoteOutput, tailLines } from './errors.ts';
-import { brokerFiles } from './files.ts';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { brokersOf, type NodeStatus, nodesOf, stopLocalKafka } from './cluster-status.ts';
+import { type BrokerPorts, validateUsers } from './config.ts';
+import { LocalKafkaError } from './errors.ts';
 import { ensureKafkaLibs } from './jars.ts';
 import { findJava } from './java.ts';
+import { type LaunchedNode, launchNode } from './node.ts';
 import { defaultCacheDir } from './paths.ts';
-import { reservePorts } from './ports.ts';
-import { type ProbeTarget, probe, waitUntilServing } from './ready.ts';
-import { type BrokerState, clearState, isBrokerProcess, readPid, readState, writeState } from './state.ts';
+import { planNodePorts, reservePorts, toBrokerPorts } from './ports.ts';
+import { type ProbeTarget, waitUntilServing } from './ready.ts';
+import { type BrokerState, readLayout, writeLayout } from './state.ts';
 import { ensureTlsMaterial } from './tls.ts';
 
+export {
+  type LocalKafkaStatus,
+  localKafkaStatus,
+  type NodeStatus,
+  stopLocalKafka,
+} from './cluster-status.ts';
 export { LocalKafkaError, type LocalKafkaErrorCode } from './errors.ts';
 
 export const DEFAULT_PORTS = {
@@ -35,11 +40,25 @@ export const DEFAULT_USERS: Readonly<Record<string, string>> = {
 /** Kafka's own default, and what managed services use: the first join of a new group waits this long. */
 export const DEFAULT_INITIAL_REBALANCE_DELAY_MS = 3000;
 export const DEFAULT_START_TIMEOUT_MS = 90_000;
+const DEFAULT_LISTENER_PORTS = {
+  plaintext: DEFAULT_PORTS.plaintext,
+  saslPlaintext: DEFAULT_PORTS.saslPlaintext,
+  controller: DEFAULT_PORTS.controller,
+  saslSsl: DEFAULT_PORTS.saslSsl,
+};
 
 export interface LocalKafkaOptions {
   /** Created if missing; a fresh KRaft log dir is formatted inside (an existing one is reused). */
   dataDir: string;
-  /** Default 9092; 0 = pick a free port. */
+  /**
+   * Nodes, each broker and controller: 1 (default), 3 or 5. A data dir keeps the count of its
+   * first start. In a cluster, node n's default ports are node 1's plus 10 × (n - 1).
+   */
+  brokers?: number;
+  /**
+   * Default 9092; 0 = pick a free port. A data dir that ran before keeps its ports whenever
+   * this is 0 or unset (the ports are stored in it).
+   */
   plaintextPort?: number;
   /** Default 9094; 0 = pick a free port. */
   saslPlaintextPort?: number;
@@ -69,21 +88,56 @@ export interface LocalKafkaOptions {
   shortLived?: boolean;
 }
 
-export interface LocalKafka {
+/** One node of a running cluster. */
+export interface LocalBroker {
+  nodeId: number;
   /** `127.0.0.1:port` */
+  plaintext: string;
+  pid: number;
+  logFile: string;
+}
+
+export interface LocalKafka {
+  /** Bootstrap list, `127.0.0.1:port` per node, comma-separated. */
   plaintext: string;
   saslPlaintext: string;
   saslSsl: { bootstrap: string; caPemPath: string; caPem: string } | null;
   users: Record<string, string>;
+  /** Node 1's. */
   pid: number;
   logFile: string;
-  /** Graceful (SIGTERM, SIGKILL after 30 s), idempotent. */
+  brokers: LocalBroker[];
+  /** Every node of the data dir, whoever started it: graceful (SIGTERM, SIGKILL after 30 s), idempotent. */
   stop(): Promise<void>;
 }
 
-export type LocalKafkaStatus =
-  | { running: false; dataDir: string }
-  | ({ running: true; dataDir: string; serving: boolean } & BrokerState);
+/**
+ * Refuses a node count a local quorum cannot use. Every node is a controller voter, and the
+ * quorum needs a majority: 2 nodes have no majority once one fails, so they are no safer than
+ * one; even counts in general add a node without tolerating one more failure.
+ */
+export function checkBrokerCount(brokers: number): void {
+  if (!Number.isInteger(brokers) || brokers < 1)
+    throw new LocalKafkaError(
+      'BAD_OPTION',
+      `--brokers ${brokers} is refused: a cluster needs at least one broker (use 1 or 3)`,
+    );
+  if (brokers === 2)
+    throw new LocalKafkaError(
+      'BAD_OPTION',
+      '--brokers 2 is refused: each broker is a controller voter, and two voters have no majority once one fails, so the cluster would stop at its first failure; use 1 or 3',
+    );
+  if (brokers % 2 === 0)
+    throw new LocalKafkaError(
+      'BAD_OPTION',
+      `--brokers ${brokers} is refused: ${brokers} controller voters survive no more failures than ${brokers - 1}; use 1, 3 or 5`,
+    );
+  if (brokers > 5)
+    throw new LocalKafkaError(
+      'BAD_OPTION',
+      `--brokers ${brokers} is refused: more than 5 local brokers is more than a development machine should run; use 1, 3 or 5`,
+    );
+}
 
 function checkPort(name: string, value: number | undefined | null): void {
   if (value === undefined || value === null) return;
@@ -103,57 +157,20 @@ function newClusterId(): string {
   }
 }
 
-async function fileSize(path: string): Promise<number> {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * What this start wrote to the log (an old run's lines never explain a new failure): the first
- * error lines, which usually name the cause, then the tail, which shows where it stopped.
- */
-async function logExcerpt(path: string, offset: number): Promise<string> {
-  let text: string;
-  try {
-    const handle = await open(path, 'r');
-    try {
-      const { size } = await handle.stat();
-      const from = Math.max(offset, size - 512 * 1024);
-      const buffer = Buffer.alloc(size - from);
-      await handle.read(buffer, 0, buffer.length, from);
-      text = buffer.toString('utf8');
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return '(the log file could not be read)';
-  }
-  const errors = text
-    .split('\n')
-    .filter((line) => /\b(ERROR|FATAL)\b|^Error|Exception:/.test(line))
-    .slice(0, 5);
-  const tail = quoteOutput('last lines of the broker log', tailLines(text, 20));
-  return errors.length > 0
-    ? `${quoteOutput('first errors in the broker log', errors.join('\n'))}\n${tail}`
-    : tail;
-}
-
-function probeTargets(state: BrokerState, caPem: string | undefined): ProbeTarget[] {
+function probeTargets(state: BrokerState, brokers: number, caPem: string | undefined): ProbeTarget[] {
   const [username, password] = Object.entries(state.users)[0] ?? ['', ''];
+  const node = brokers === 1 ? '' : `node ${state.nodeId} `;
   const targets: ProbeTarget[] = [
-    { name: `PLAINTEXT ${state.plaintext}`, bootstrap: state.plaintext },
+    { name: `${node}PLAINTEXT ${state.plaintext}`, bootstrap: state.plaintext, brokers },
     {
-      name: `SASL_PLAINTEXT ${state.saslPlaintext}`,
+      name: `${node}SASL_PLAINTEXT ${state.saslPlaintext}`,
       bootstrap: state.saslPlaintext,
       sasl: { username, password },
     },
   ];
   if (state.saslSsl && caPem) {
     targets.push({
-      name: `SASL_SSL ${state.saslSsl.bootstrap}`,
+      name: `${node}SASL_SSL ${state.saslSsl.bootstrap}`,
       bootstrap: state.saslSsl.bootstrap,
       sasl: { username, password },
       caPem,
@@ -162,43 +179,14 @@ function probeTargets(state: BrokerState, caPem: string | undefined): ProbeTarge
   return targets;
 }
 
-/** Is a broker from this data dir running (possibly started by another process)? */
-export async function localKafkaStatus(dataDir: string, probeTimeoutMs = 3000): Promise<LocalKafkaStatus> {
-  const files = brokerFiles(resolve(dataDir));
-  const pid = await readPid(files);
-  const state = await readState(files);
-  if (pid === undefined || state === undefined || state.pid !== pid || !isBrokerProcess(pid, files)) {
-    return { running: false, dataDir: files.dataDir };
-  }
-  const serving = await probe({ name: 'PLAINTEXT', bootstrap: state.plaintext }, probeTimeoutMs).then(
-    () => true,
-    () => false,
-  );
-  return { running: true, dataDir: files.dataDir, serving, ...state };
-}
-
 /**
- * Stops the broker of a data dir, whoever started it. Returns false when none was running.
- * Stale pid and state files are removed either way.
+ * Starts the nodes of a data dir that are not running (all of them, on a fresh dir) and
+ * waits until every node serves and sees the whole cluster. Nodes already running are
+ * left alone; when all are, this refuses (ALREADY_RUNNING).
  */
-export async function stopLocalKafka(
-  dataDir: string,
-  log: (line: string) => void = () => {},
-): Promise<boolean> {
-  const files = brokerFiles(resolve(dataDir));
-  const pid = await readPid(files);
-  if (pid === undefined || !isBrokerProcess(pid, files)) {
-    await clearState(files);
-    return false;
-  }
-  log(`stopping broker (pid ${pid})`);
-  await terminate(pid, log);
-  await clearState(files);
-  return true;
-}
-
 export async function startLocalKafka(options: LocalKafkaOptions): Promise<LocalKafka> {
   const log = options.log ?? (() => {});
+  if (options.brokers !== undefined) checkBrokerCount(options.brokers);
   const users = { ...(options.users ?? DEFAULT_USERS) };
   validateUsers(users);
   checkPort('plaintextPort', options.plaintextPort);
@@ -215,164 +203,167 @@ export async function startLocalKafka(options: LocalKafkaOptions): Promise<Local
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   const detached = options.detached ?? false;
 
-  const files = brokerFiles(resolve(options.dataDir));
-  await mkdir(files.dataDir, { recursive: true });
-
-  const existing = await localKafkaStatus(files.dataDir);
-  if (existing.running) {
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const had = await brokersOf(dataDir);
+  // Unsaid, the count is the data dir's own: `start` after a crash needs no --brokers.
+  const brokers = options.brokers ?? had ?? 1;
+  if (had !== undefined && had !== brokers) {
+    throw new LocalKafkaError(
+      'BAD_OPTION',
+      `${dataDir} holds a ${had}-broker ${had === 1 ? 'setup' : 'cluster'}, not ${brokers}: start it with --brokers ${had}, or use another data dir for ${brokers}`,
+    );
+  }
+  const nodes = await nodesOf(dataDir, brokers);
+  const down = nodes.filter((n) => !n.running);
+  if (down.length === 0) {
+    const first = nodes[0]!.state!;
     throw new LocalKafkaError(
       'ALREADY_RUNNING',
-      `a broker from ${files.dataDir} is already running (pid ${existing.pid}, PLAINTEXT ${existing.plaintext}); ` +
+      `a broker from ${dataDir} is already running (pid ${first.pid}, PLAINTEXT ${first.plaintext}); ` +
         'stop it first (`npm run kafka -- stop`) or use another data dir',
     );
   }
-  await clearState(files);
+  if (down.length < nodes.length)
+    log(
+      `broker${down.length === 1 ? '' : 's'} ${down.map((n) => n.nodeId).join(', ')} of ${brokers} down: starting only ${down.length === 1 ? 'it' : 'them'}`,
+    );
 
   const { java, keytool } = await findJava();
   const libs = await ensureKafkaLibs(options.cacheDir ?? defaultCacheDir, log);
 
-  const wantSsl = options.saslSslPort !== null;
-  const requests = [
-    {
-      name: 'PLAINTEXT',
-      port: options.plaintextPort ?? DEFAULT_PORTS.plaintext,
-      flag: '--plaintext-port (option plaintextPort)',
-    },
-    {
-      name: 'SASL_PLAINTEXT',
-      port: options.saslPlaintextPort ?? DEFAULT_PORTS.saslPlaintext,
-      flag: '--sasl-port (option saslPlaintextPort)',
-    },
-    {
-      name: 'CONTROLLER',
-      port: options.controllerPort ?? DEFAULT_PORTS.controller,
-      flag: '--controller-port (option controllerPort)',
-    },
-  ];
-  if (wantSsl)
-    requests.push({
-      name: 'SASL_SSL',
-      port: options.saslSslPort ?? DEFAULT_PORTS.saslSsl,
-      flag: '--sasl-ssl-port (option saslSslPort)',
-    });
-  const [plaintextPort, saslPort, controllerPort, sslPort] = await reservePorts(requests);
-  if (plaintextPort === undefined || saslPort === undefined || controllerPort === undefined) {
-    throw new Error('port reservation returned too few ports');
-  }
-
-  const tls = wantSsl ? await ensureTlsMaterial(keytool, files.tlsDir) : null;
-  await writeFile(
-    files.serverProperties,
-    renderServerProperties({
-      ports: {
-        plaintext: plaintextPort,
-        saslPlaintext: saslPort,
-        saslSsl: sslPort ?? null,
-        controller: controllerPort,
-      },
-      logDir: files.logDir,
-      users,
-      initialRebalanceDelayMs: delay,
-      keystore: tls ? { path: tls.keystorePath, password: tls.keystorePassword } : null,
+  // A node that ran before keeps its listener set unless told otherwise, so a restarted
+  // cluster node never serves SASL_SSL while its peers do not.
+  const sslFor = (n: NodeStatus) =>
+    options.saslSslPort === undefined
+      ? n.ports
+        ? n.ports.saslSsl !== null
+        : true
+      : options.saslSslPort !== null;
+  const wanted = {
+    plaintext: options.plaintextPort,
+    saslPlaintext: options.saslPlaintextPort,
+    controller: options.controllerPort,
+    saslSsl: options.saslSslPort ?? undefined,
+  };
+  // Every port of every node starting now is bound at once, so two free-port picks never collide.
+  const requests = down.map((n) =>
+    planNodePorts({
+      nodeId: n.nodeId,
+      brokers,
+      wanted,
+      defaults: DEFAULT_LISTENER_PORTS,
+      withSsl: sslFor(n),
+      stored: n.ports,
     }),
-    { mode: 0o600 },
   );
-  await writeFile(files.log4jProperties, renderLog4j2Properties());
-
-  if (!existsSync(join(files.logDir, 'meta.properties'))) {
-    log(`formatting a fresh KRaft log dir in ${files.logDir}`);
-    await formatLogDir(java, libs, files, newClusterId());
+  const reserved = await reservePorts(requests.flat());
+  const ports = new Map<number, BrokerPorts>();
+  for (const n of nodes) if (n.running && n.ports) ports.set(n.nodeId, n.ports);
+  let at = 0;
+  for (const [i, n] of down.entries()) {
+    const count = requests[i]!.length;
+    ports.set(n.nodeId, toBrokerPorts(reserved.slice(at, at + count), sslFor(n)));
+    at += count;
   }
+  const voters = nodes.map((n) => ({ nodeId: n.nodeId, controllerPort: ports.get(n.nodeId)!.controller }));
 
-  const logOffset = await fileSize(files.logFile);
-  await writeFile(files.logFile, `--- local-kafka start ${new Date().toISOString()} ---\n`, { flag: 'a' });
+  const tls = down.some(sslFor) ? await ensureTlsMaterial(keytool, nodes[0]!.files.tlsDir) : null;
+  const layout = (await readLayout(dataDir)) ?? { brokers, clusterId: newClusterId() };
+  await writeLayout(dataDir, layout);
+
   const startedAt = Date.now();
-  const child = spawnBroker({ java, libs, files, detached, shortLived: options.shortLived ?? false });
-  const pid = await new Promise<number>((resolvePid, reject) => {
-    child.once('spawn', () => resolvePid(child.pid!));
-    child.once('error', (error) =>
-      reject(new LocalKafkaError('JAVA_MISSING', `could not run ${java}: ${error.message}`)),
-    );
-  });
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  child.once('exit', (code, signal) => {
-    exit = { code, signal };
-  });
-
-  // Until stop() runs, the broker must not outlive an attached parent.
-  let watchdog: ChildProcess | undefined;
-  const onParentExit = () => {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {}
-  };
-  if (!detached) {
-    process.on('exit', onParentExit);
-    watchdog = spawnWatchdog(process.pid, pid);
+  const launched: LaunchedNode[] = [];
+  const stopLaunched = () => Promise.all(launched.map((node) => node.stop()));
+  // Side by side: each format and JVM start takes seconds, and a node waits for its peers anyway.
+  const results = await Promise.allSettled(
+    down.map((n) =>
+      launchNode({
+        java,
+        libs,
+        files: n.files,
+        nodeId: n.nodeId,
+        ports: ports.get(n.nodeId)!,
+        voters,
+        users,
+        initialRebalanceDelayMs: delay,
+        tls,
+        clusterId: layout.clusterId,
+        detached,
+        shortLived: options.shortLived ?? false,
+        log,
+      }),
+    ),
+  );
+  for (const result of results) if (result.status === 'fulfilled') launched.push(result.value);
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) {
+    await stopLaunched();
+    throw failed.reason;
   }
 
-  const state: BrokerState = {
-    pid,
-    plaintext: `${HOST}:${plaintextPort}`,
-    saslPlaintext: `${HOST}:${saslPort}`,
-    saslSsl:
-      tls && sslPort !== undefined ? { bootstrap: `${HOST}:${sslPort}`, caPemPath: tls.caPemPath } : null,
-    users,
-    logFile: files.logFile,
-    startedAt: new Date(startedAt).toISOString(),
-  };
-  await writeState(files, state);
-
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      await terminate(pid, log, detached ? undefined : child);
-      process.off('exit', onParentExit);
-      if (watchdog?.pid !== undefined && watchdog.exitCode === null) {
-        try {
-          watchdog.kill('SIGTERM');
-        } catch {}
-      }
-      await clearState(files);
-    })();
-    return stopping;
-  };
-
-  log(`broker starting (pid ${pid}), log: ${files.logFile}`);
+  const states = nodes.map((n) => launched.find((l) => l.nodeId === n.nodeId)?.state ?? n.state!);
   const deadline = startedAt + startTimeoutMs;
   const serving = await waitUntilServing(
-    probeTargets(state, tls?.caPem),
-    () => exit !== undefined || Date.now() > deadline,
+    states.flatMap((state) => probeTargets(state, brokers, tls?.caPem)),
+    () => launched.some((node) => node.exit() !== undefined) || Date.now() > deadline,
     (pending) => log(`still waiting for ${pending.join(', ')}`),
   );
   if (!serving) {
-    const exited = exit;
+    const exited = launched.find((node) => node.exit() !== undefined);
     // Read before stopping: shutdown lines would otherwise bury why a start timed out.
-    const excerpt = await logExcerpt(files.logFile, logOffset);
-    await stop();
+    const excerpt = await (exited ?? launched[0]!).excerpt();
+    await stopLaunched();
+    const which = brokers === 1 ? 'the broker' : `broker ${(exited ?? launched[0]!).nodeId}`;
+    const logFile = (exited ?? launched[0]!).files.logFile;
     if (exited) {
+      const how = exited.exit()!;
       throw new LocalKafkaError(
         'EXITED_DURING_START',
-        `the broker exited during start (${exited.signal ?? `exit code ${exited.code}`}). ` +
-          `The log below says why; the full log is ${files.logFile}.\n${excerpt}`,
+        `${which} exited during start (${how.signal ?? `exit code ${how.code}`}). ` +
+          `The log below says why; the full log is ${logFile}.\n${excerpt}`,
       );
     }
     throw new LocalKafkaError(
       'START_TIMEOUT',
-      `the broker did not serve metadata on every listener within ${startTimeoutMs / 1000} s and was stopped. ` +
-        `Check ${files.logFile}; a slow or overloaded machine may need a longer startTimeoutMs ` +
+      `${brokers === 1 ? 'the broker' : `the ${brokers} brokers`} did not serve metadata on every listener within ${startTimeoutMs / 1000} s and ${down.length === 1 ? 'was' : 'were'} stopped. ` +
+        `Check ${logFile}; a slow or overloaded machine may need a longer startTimeoutMs ` +
         `(--start-timeout-s).\n${excerpt}`,
     );
   }
-  log(`broker ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  log(
+    `${brokers === 1 ? 'broker' : `${brokers} brokers`} ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+  );
 
+  const join = (pick: (state: BrokerState) => string) => states.map(pick).join(',');
+  const first = states[0]!;
+  let stopping: Promise<void> | undefined;
   return {
-    plaintext: state.plaintext,
-    saslPlaintext: state.saslPlaintext,
-    saslSsl: state.saslSsl && tls ? { ...state.saslSsl, caPem: tls.caPem } : null,
+    plaintext: join((s) => s.plaintext),
+    saslPlaintext: join((s) => s.saslPlaintext),
+    saslSsl:
+      first.saslSsl && tls
+        ? {
+            bootstrap: join((s) => s.saslSsl?.bootstrap ?? ''),
+            caPemPath: first.saslSsl.caPemPath,
+            caPem: tls.caPem,
+          }
+        : null,
     users,
-    pid,
-    logFile: files.logFile,
-    stop,
+    pid: first.pid,
+    logFile: first.logFile,
+    brokers: states.map((s, i) => ({
+      nodeId: i + 1,
+      plaintext: s.plaintext,
+      pid: s.pid,
+      logFile: s.logFile,
+    })),
+    stop() {
+      // Our own children first (their exit events reap them), then whatever else the dir runs.
+      stopping ??= stopLaunched().then(async () => {
+        await stopLocalKafka(dataDir, log);
+      });
+      return stopping;
+    },
   };
 }

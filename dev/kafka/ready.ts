@@ -5,6 +5,8 @@ export interface ProbeTarget {
   bootstrap: string;
   sasl?: { username: string; password: string };
   caPem?: string;
+  /** Serving means describeCluster lists at least this many brokers (a cluster's nodes). Default 1. */
+  brokers?: number;
 }
 
 /**
@@ -53,8 +55,8 @@ export async function waitUntilServing(
     if (shouldStop()) return false;
     for (const target of [...pending]) {
       try {
-        await probe(target, 3000);
-        pending.delete(target);
+        const seen = await probe(target, 3000);
+        if (seen.brokers >= (target.brokers ?? 1)) pending.delete(target);
       } catch {
         // Not yet; try again after a short pause.
       }

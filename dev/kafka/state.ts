@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import type { BrokerFiles } from './files.ts';
+import type { BrokerPorts } from './config.ts';
+import { type BrokerFiles, clusterFile } from './files.ts';
 
 /** What `status` and a second `start` need to know about a broker started by another process. */
 export interface BrokerState {
+  /** Absent in state files written before clusters: node 1. */
+  nodeId?: number;
   pid: number;
   plaintext: string;
   saslPlaintext: string;
@@ -67,4 +70,38 @@ export function isBrokerProcess(pid: number, files: BrokerFiles): boolean {
   }
   const args = cmdline.split('\0');
   return args.includes('kafka.Kafka') && args.includes(files.serverProperties);
+}
+
+/** The ports a broker was first started on, kept in its dir so a restart serves the same addresses. */
+export async function readPorts(files: BrokerFiles): Promise<BrokerPorts | undefined> {
+  try {
+    const ports = JSON.parse(await readFile(files.portsFile, 'utf8')) as BrokerPorts;
+    const valid = (p: unknown) => Number.isInteger(p) && (p as number) > 0 && (p as number) <= 65535;
+    if (!valid(ports.plaintext) || !valid(ports.saslPlaintext) || !valid(ports.controller)) return undefined;
+    return { ...ports, saslSsl: valid(ports.saslSsl) ? ports.saslSsl : null };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writePorts(files: BrokerFiles, ports: BrokerPorts): Promise<void> {
+  await writeFile(files.portsFile, `${JSON.stringify(ports, null, 2)}\n`);
+}
+
+/** A data dir's shape: how many nodes it was first started with, and their cluster id. */
+export interface ClusterLayout {
+  brokers: number;
+  clusterId: string;
+}
+
+export async function readLayout(dataDir: string): Promise<ClusterLayout | undefined> {
+  try {
+    return JSON.parse(await readFile(clusterFile(dataDir), 'utf8')) as ClusterLayout;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writeLayout(dataDir: string, layout: ClusterLayout): Promise<void> {
+  await writeFile(clusterFile(dataDir), `${JSON.stringify(layout, null, 2)}\n`);
 }

@@ -34,6 +34,17 @@ export interface WorkerStatus {
   liveConsumers: number;
   /** Messages fetched from Kafka and waiting in group consumers for a poll to take them. */
   bufferedMessages: number;
+  /**
+   * Messages group polls handed out whose offsets are not committed yet (open leases, and
+   * acknowledged ones awaiting their commit): what a crash of this worker now would deliver
+   * again. Absent from workers older than the field.
+   */
+  uncommittedMessages?: number;
+  /**
+   * Of those, the ones under open leases (handed out, the gateway's settle not yet in): what
+   * no design can avoid delivering again if this worker dies now.
+   */
+  leasedMessages?: number;
   workerId: string;
 }
 

@@ -147,6 +147,7 @@ test('topic admin is refused unless BROKER_ALLOW_TOPIC_ADMIN=true, and a missing
     assert.equal(tooMany.isError, true, 'the default replication factor 3 cannot be met by one broker');
     assert.match(tooMany.text, /replication/i);
     assert.match(tooMany.text, /replication_factor: 1/);
+    assert.match(tooMany.text, /npm run kafka -- start --brokers 3/);
     const created = await callTool(client, 'event_create_topic', {
       topic,
       partitions: 2,

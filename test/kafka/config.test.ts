@@ -36,3 +36,35 @@ test('SASL users: names Kafka can parse, passwords quoted for JAAS', () => {
   assert.match(properties, /^controller\.quorum\.voters=1@127\.0\.0\.1:3$/m);
   assert.doesNotMatch(properties, /SASL_SSL:\/\//);
 });
+
+test('three nodes: one quorum of all three, and every topic replicated three times with two in sync', () => {
+  const properties = renderServerProperties({
+    ports: { plaintext: 9102, saslPlaintext: 9104, saslSsl: null, controller: 9103 },
+    nodeId: 2,
+    voters: [
+      { nodeId: 1, controllerPort: 9093 },
+      { nodeId: 2, controllerPort: 9103 },
+      { nodeId: 3, controllerPort: 9113 },
+    ],
+    logDir: '/tmp/logs',
+    users: { agent: 'x' },
+    initialRebalanceDelayMs: 0,
+    keystore: null,
+  });
+  assert.match(properties, /^node\.id=2$/m);
+  assert.match(
+    properties,
+    /^controller\.quorum\.voters=1@127\.0\.0\.1:9093,2@127\.0\.0\.1:9103,3@127\.0\.0\.1:9113$/m,
+  );
+  for (const line of [
+    'default.replication.factor=3',
+    'min.insync.replicas=2',
+    'offsets.topic.replication.factor=3',
+    'transaction.state.log.replication.factor=3',
+    'transaction.state.log.min.isr=2',
+    'share.coordinator.state.topic.replication.factor=3',
+    'share.coordinator.state.topic.min.isr=2',
+    'auto.create.topics.enable=false',
+  ])
+    assert.match(properties, new RegExp(`^${line.replaceAll('.', '\\.')}$`, 'm'));
+});

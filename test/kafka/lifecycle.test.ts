@@ -151,6 +151,26 @@ test('start, status, port taken, stop, stop again', { timeout: 150_000 }, async 
     );
   });
 
+  await t.test(
+    'start again with port 0 serves the same ports and listeners (the data dir keeps them)',
+    async () => {
+      const again = await cli([
+        'start',
+        `--data-dir=${dataDir}`,
+        '--plaintext-port=0',
+        '--sasl-port=0',
+        '--controller-port=0',
+        '--user=tester:tester-secret',
+      ]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, new RegExp(`PLAINTEXT +127\\.0\\.0\\.1:${plaintext}\n`));
+      assert.match(again.stdout, new RegExp(`SASL_PLAINTEXT +127\\.0\\.0\\.1:${sasl} `));
+      assert.doesNotMatch(again.stdout, /SASL_SSL/, 'no TLS listener, as at the first start');
+      const stopped = await cli(['stop', `--data-dir=${dataDir}`]);
+      assert.equal(stopped.code, 0, stopped.stderr);
+    },
+  );
+
   await t.test('stop again is fine, and status says not running', async () => {
     const again = await cli(['stop', `--data-dir=${dataDir}`]);
     assert.equal(again.code, 0, again.stderr);

@@ -1,5 +1,5 @@
 /**
- * Runs `npm run keys` / `npm run users` / `npm run memory` as an operator would: a child process with its own
+ * Runs `npm run keys` / `npm run users` / `npm run memory` / `npm run kafka` as an operator would: a child process with its own
  * environment and standard input, its exit code and both outputs captured: the bin/
  * launcher over the compiled dist/, as shipped (test/support/compiled.ts says why).
  */
@@ -14,7 +14,12 @@ export interface CliResult {
   stderr: string;
 }
 
-const LAUNCHER = { keys: 'bin/keys.mjs', users: 'bin/users.mjs', memory: 'bin/memory.mjs' };
+const LAUNCHER = {
+  keys: 'bin/keys.mjs',
+  users: 'bin/users.mjs',
+  memory: 'bin/memory.mjs',
+  kafka: 'bin/kafka.mjs',
+};
 
 export function runCli(
   tool: keyof typeof LAUNCHER,

@@ -10,8 +10,13 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 
 export interface TestNeeds {
-  /** The selected files that reach test/support/kafka-env.ts. */
+  /** The selected files that reach test/support/kafka-env.ts (and not the cluster's module). */
   kafka: string[];
+  /**
+   * The selected files that reach test/support/kafka-cluster-env.ts: they run after the
+   * others, one at a time, on a three-broker cluster started for them.
+   */
+  kafkaCluster: string[];
   /**
    * The selected files that reach gateway code or the MiniLM helper: a gateway on default
    * settings embeds with MiniLM, so its model is set up before they run.
@@ -20,6 +25,7 @@ export interface TestNeeds {
 }
 
 const KAFKA_MODULE = 'test/support/kafka-env.ts';
+const KAFKA_CLUSTER_MODULE = 'test/support/kafka-cluster-env.ts';
 const MINILM_MODULES = ['test/support/minilm.ts', 'gateway/'];
 
 // `from '…'`, `import '…'` and `import('…')`; the specifier is all that matters here.
@@ -68,10 +74,11 @@ async function reach(
 
 export async function testNeeds(root: string, files: string[]): Promise<TestNeeds> {
   const cache = new Map<string, Promise<string[]>>();
-  const needs: TestNeeds = { kafka: [], minilm: [] };
+  const needs: TestNeeds = { kafka: [], kafkaCluster: [], minilm: [] };
   for (const file of files) {
     const reached = [...(await reach(root, file, cache))];
-    if (reached.includes(KAFKA_MODULE)) needs.kafka.push(file);
+    if (reached.includes(KAFKA_CLUSTER_MODULE)) needs.kafkaCluster.push(file);
+    else if (reached.includes(KAFKA_MODULE)) needs.kafka.push(file);
     if (reached.some((module) => MINILM_MODULES.some((prefix) => module.startsWith(prefix))))
       needs.minilm.push(file);
   }
