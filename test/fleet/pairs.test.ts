@@ -338,8 +338,9 @@ test('kill -9 of one gateway behind HAProxy: the other answers; restarted, it is
   try {
     await until('50 calls answered before the kill', () => tally.before.answered >= 50);
     mark('kill');
-    phase = 'killed';
     await fleet.killGateway(0);
+    // From its exit on: a call started before that was in flight at the kill.
+    phase = 'killed';
     await until('HAProxy to mark host1 DOWN', async () => (await host1()).status.startsWith('DOWN'));
     mark('down');
     phase = 'down';

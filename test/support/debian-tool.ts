@@ -1,5 +1,5 @@
 /**
- * Command-line tools from Debian packages that the deploy tests run (promtool, systemd-analyze),
+ * Command-line tools from Debian packages that the deploy tests run (promtool, systemd-analyze, haproxy),
  * installed by the tests themselves: CI is a fresh Debian machine where neither is present.
  *
  * Two ways, one per kind of tool (docs/decisions/0603-debian-tools-for-deploy-tests.md):
@@ -7,6 +7,9 @@
  *   For a self-contained binary (promtool is a Go program needing only libc): installing
  *   the `prometheus` package instead would add a server, its web assets, a system user and
  *   ten JavaScript packages to the machine, to run one file.
+ *   A binary that loads a few libraries a minimal image lacks (haproxy: lua, opentracing)
+ *   gets those packages unpacked beside it and runs with LD_LIBRARY_PATH (decision 1001):
+ *   installing haproxy would also start a system HAProxy that no test stops.
  * - `install`: `apt-get install -y --no-install-recommends`. For a binary that needs the
  *   package's own shared libraries and their dependencies (systemd-analyze loads
  *   libsystemd-shared, which needs libseccomp, libkmod, libcryptsetup...).

@@ -176,6 +176,9 @@ export async function call<T = Record<string, unknown>>(
       data: result.structuredContent as T,
     };
   } catch (error) {
-    return { ok: false, text: (error as Error).message, data: undefined as T };
+    // fetch's own message ("fetch failed") hides what happened to the connection.
+    const cause = (error as Error).cause as Error | undefined;
+    const text = `${(error as Error).message}${cause ? ` (${cause.message})` : ''}`;
+    return { ok: false, text, data: undefined as T };
   }
 }
