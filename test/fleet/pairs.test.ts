@@ -338,9 +338,11 @@ test('kill -9 of one gateway behind HAProxy: the other answers; restarted, it is
   try {
     await until('50 calls answered before the kill', () => tally.before.answered >= 50);
     mark('kill');
-    await fleet.killGateway(0);
-    // From its exit on: a call started before that was in flight at the kill.
+    // killGateway sends SIGKILL before its first await: a call started from here on was not
+    // in flight at the kill, even if this process (on a loaded machine) sees the exit later.
+    const killed = fleet.killGateway(0);
     phase = 'killed';
+    await killed;
     await until('HAProxy to mark host1 DOWN', async () => (await host1()).status.startsWith('DOWN'));
     mark('down');
     phase = 'down';

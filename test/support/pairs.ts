@@ -103,6 +103,7 @@ export async function startPairs(options: PairsOptions): Promise<Pairs> {
     postgres,
     valkey,
     storeEnv: { DATA_DIR: hosts[0]!.dataDir, DATABASE_URL: postgres.url },
+    /** SIGKILL is sent before the first await, so a caller can mark the moment right after calling. */
     async killGateway(index) {
       const { child } = hosts[index]!.gateway;
       const exited = new Promise((resolve) => child.once('exit', resolve));
