@@ -105,7 +105,7 @@ test("a key made through one gateway's console works on both at once; revoked th
   const keyId = /data-key-id="(key_[^"]+)">\s*<td>fleet-console<\/td>/.exec(listed)?.[1];
   assert.ok(keyId, 'the console lists the new key');
 
-  // Honoured at once by the other host, whose store never saw it (no cache to wait for).
+  // Honoured at once by the other host: it had never looked the key up, so no cached refusal.
   const recorders: Recorder[] = [{ statuses: [] }, { statuses: [] }];
   const onB = await client(b.url, 'memory', key, recorders[1]);
   const onA = await client(a.url, 'memory', key, recorders[0]);
