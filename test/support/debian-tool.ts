@@ -1,5 +1,5 @@
 /**
- * Command-line tools from Debian packages that the deploy tests run (promtool, systemd-analyze),
+ * Command-line tools from Debian packages that the deploy tests run (promtool, systemd-analyze, haproxy),
  * installed by the tests themselves: CI is a fresh Debian machine where neither is present.
  *
  * Two ways, one per kind of tool (docs/decisions/0603-debian-tools-for-deploy-tests.md):
@@ -7,6 +7,9 @@
  *   For a self-contained binary (promtool is a Go program needing only libc): installing
  *   the `prometheus` package instead would add a server, its web assets, a system user and
  *   ten JavaScript packages to the machine, to run one file.
+ *   A binary that loads a few libraries a minimal image lacks (haproxy: lua, opentracing)
+ *   gets those packages unpacked beside it and runs with LD_LIBRARY_PATH (decision 1001):
+ *   installing haproxy would also start a system HAProxy that no test stops.
  * - `install`: `apt-get install -y --no-install-recommends`. For a binary that needs the
  *   package's own shared libraries and their dependencies (systemd-analyze loads
  *   libsystemd-shared, which needs libseccomp, libkmod, libcryptsetup...).
@@ -34,12 +37,22 @@ const LONG = {
 export interface DebianTool {
   /** The package that ships it. */
   package: string;
-  /** The binary's name (also its path under usr/bin/ in the package). */
+  /** The binary's name (also its path under usr/bin/ in the package, or `dir`). */
   binary: string;
   how: 'extract' | 'install';
+  /** Where the package keeps the binary; default usr/bin (haproxy is in usr/sbin). */
+  dir?: 'usr/bin' | 'usr/sbin';
+  /**
+   * For `extract`: packages whose shared libraries the binary loads and a machine may lack
+   * (haproxy needs liblua5.3-0 and libopentracing-c-wrapper0). They are unpacked beside it,
+   * and `env` carries the LD_LIBRARY_PATH that finds them, so nothing lands in /usr.
+   */
+  libraries?: string[];
 }
 
-export type Found = { path: string; skip?: undefined } | { path?: undefined; skip: string };
+export type Found =
+  | { path: string; env: Record<string, string>; skip?: undefined }
+  | { path?: undefined; env?: undefined; skip: string };
 
 function onPath(binary: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -105,14 +118,17 @@ async function extract(tool: DebianTool, target: string): Promise<void> {
     // apt drops root to `_apt` for downloads: let it write here (where it cannot reach the
     // folder, it warns and downloads as root, which works too).
     await chmod(work, 0o777);
-    await aptGet(['download', '-q', tool.package], work);
-    const deb = (await readdir(work)).find((name) => name.endsWith('.deb'));
-    if (!deb) throw new Error(`apt-get download ${tool.package} left no .deb`);
+    await aptGet(['download', '-q', tool.package, ...(tool.libraries ?? [])], work);
+    const debs = (await readdir(work)).filter((name) => name.endsWith('.deb'));
+    if (debs.length === 0) throw new Error(`apt-get download ${tool.package} left no .deb`);
     const unpacked = join(work, 'root');
     await mkdir(unpacked);
-    await exec('dpkg-deb', ['-x', join(work, deb), unpacked], LONG);
-    const binary = join(unpacked, 'usr', 'bin', tool.binary);
-    if (!existsSync(binary)) throw new Error(`${deb} has no usr/bin/${tool.binary}`);
+    for (const deb of debs) await exec('dpkg-deb', ['-x', join(work, deb), unpacked], LONG);
+    const dir = tool.dir ?? 'usr/bin';
+    const binary = join(unpacked, dir, tool.binary);
+    if (!existsSync(binary)) throw new Error(`${tool.package}'s package has no ${dir}/${tool.binary}`);
+    // The libraries first: the binary's presence is what says the tool is installed.
+    if (tool.libraries?.length) await rename(join(unpacked, 'usr', 'lib', 'x86_64-linux-gnu'), libDir(tool));
     // Renamed into place only when whole: a run stopped mid-way leaves no half-written tool.
     await rename(binary, target);
   } finally {
@@ -120,11 +136,29 @@ async function extract(tool: DebianTool, target: string): Promise<void> {
   }
 }
 
+function libDir(tool: DebianTool): string {
+  return join(cacheDir, `${tool.binary}.lib`);
+}
+
+/** The path and the environment to run it with: an extracted binary finds its libraries. */
+function found(tool: DebianTool, path: string): Found {
+  const libs = libDir(tool);
+  return path.startsWith(cacheDir) && existsSync(libs)
+    ? { path, env: { LD_LIBRARY_PATH: libs } }
+    : { path, env: {} };
+}
+
+function located(tool: DebianTool, cached: string): string | undefined {
+  const dir = tool.dir === 'usr/sbin' ? ['/usr/sbin', '/sbin'] : [];
+  const system = dir.map((d) => join(d, tool.binary)).find((candidate) => existsSync(candidate));
+  return onPath(tool.binary) ?? system ?? (existsSync(cached) ? cached : undefined);
+}
+
 /** The tool's path, installing it the first time; or why it cannot be had. */
 export async function debianTool(tool: DebianTool): Promise<Found> {
   const cached = join(cacheDir, tool.binary);
-  const present = onPath(tool.binary) ?? (existsSync(cached) ? cached : undefined);
-  if (present) return { path: present };
+  const present = located(tool, cached);
+  if (present) return found(tool, present);
   if (!onPath('apt-get') || !onPath('dpkg-deb')) {
     return { skip: `${tool.binary} is not installed and this is not a Debian machine (no apt-get)` };
   }
@@ -134,7 +168,7 @@ export async function debianTool(tool: DebianTool): Promise<Found> {
   try {
     await withAptLock(async () => {
       // Another test file may have installed it while this one waited for the lock.
-      if (onPath(tool.binary) || existsSync(cached)) return;
+      if (located(tool, cached)) return;
       if (tool.how === 'extract') await extract(tool, cached);
       else await aptGet(['install', '-y', '-q', '--no-install-recommends', tool.package], root);
     });
@@ -143,6 +177,6 @@ export async function debianTool(tool: DebianTool): Promise<Found> {
       skip: `${tool.binary} could not be installed from Debian's ${tool.package}: ${messageOf(error)}`,
     };
   }
-  const path = onPath(tool.binary) ?? (existsSync(cached) ? cached : undefined);
-  return path ? { path } : { skip: `${tool.package} installed, yet no ${tool.binary} on PATH` };
+  const path = located(tool, cached);
+  return path ? found(tool, path) : { skip: `${tool.package} installed, yet no ${tool.binary} on PATH` };
 }
