@@ -1,7 +1,7 @@
 /**
  * The fleet of docs/deployment.md#fleet on loopback: N hosts, each a gateway process and a
  * broker-worker process with its own DATA_DIR, every gateway reaching every worker over TCP
- * with BROKER_WORKER_TOKEN, one Postgres (the support layer's startTestPostgres), one Valkey
+ * with BROKER_WORKER_TOKEN, one Postgres (a database of its own on the run's native server), one Valkey
  * and the caller's Kafka. Gateways listen on fixed ports (MCP and ops), so a gateway killed
  * with -9 comes back where a load balancer still looks for it.
  */
@@ -15,7 +15,7 @@ import { startValkey, type ValkeyServer } from '../../dev/valkey/valkey.ts';
 import { startWorker, type WorkerProcess } from '../broker-worker/support/worker-process.ts';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.ts';
 import { freePort } from './harness.ts';
-import { startTestPostgres, type TestPostgres } from './postgres.ts';
+import { createTestDatabase, type TestPostgres } from './postgres.ts';
 
 export interface Host {
   dataDir: string;
@@ -49,7 +49,7 @@ export interface PairsOptions {
 export async function startPairs(options: PairsOptions): Promise<Pairs> {
   const count = options.hosts ?? 2;
   const token = randomBytes(16).toString('hex');
-  const postgres = await startTestPostgres();
+  const postgres = await createTestDatabase();
   const valkey = await startValkey(await freePort());
   const dataDirs: string[] = [];
   const hosts: Host[] = [];
