@@ -50,6 +50,13 @@ findmnt -R -n -r -o TARGET "$R" | while read -r m; do
   mount -o remount,bind,ro "$m" 2>/dev/null || true
 done
 mount -t tmpfs tmpfs "$R/tmp"
+# A checkout under /tmp (a CI clone may be there) is bound back, read-only: a deployment's
+# WorkingDirectory lies outside the private /tmp, and the walls stay the same.
+case "$ROOT" in /tmp/*)
+  mkdir -p "$R$ROOT"
+  mount --bind "$ROOT" "$R$ROOT"
+  mount -o remount,bind,ro "$R$ROOT" ;;
+esac
 mkdir -p "$R$DATA_DIR"
 mount --bind "$DATA_DIR" "$R$DATA_DIR"
 # The walls are checked before anything starts: a writable checkout would make the test pass for nothing.
