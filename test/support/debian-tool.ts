@@ -20,9 +20,10 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { withDirLock } from './dir-lock.ts';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -60,38 +61,6 @@ function onPath(binary: string): string | undefined {
     if (dir && existsSync(candidate)) return candidate;
   }
   return undefined;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** One apt operation at a time across concurrent test files: apt's own locks fail rather than wait. */
-async function withAptLock<T>(fn: () => Promise<T>): Promise<T> {
-  const lockDir = join(root, '.cache', 'debian.lock');
-  await mkdir(join(root, '.cache'), { recursive: true });
-  for (;;) {
-    try {
-      await mkdir(lockDir);
-      await writeFile(join(lockDir, 'pid'), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => '0'));
-      if (holder > 0 && !pidAlive(holder)) await rm(lockDir, { recursive: true, force: true });
-      else await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await rm(lockDir, { recursive: true, force: true });
-  }
 }
 
 const messageOf = (error: unknown) =>
@@ -166,7 +135,8 @@ export async function debianTool(tool: DebianTool): Promise<Found> {
     return { skip: `${tool.binary} is not installed, and installing ${tool.package} needs root` };
   }
   try {
-    await withAptLock(async () => {
+    // One apt operation at a time across concurrent test files: apt's own locks fail rather than wait.
+    await withDirLock(join(root, '.cache', 'debian.lock'), async () => {
       // Another test file may have installed it while this one waited for the lock.
       if (located(tool, cached)) return;
       if (tool.how === 'extract') await extract(tool, cached);

@@ -7,9 +7,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { withDirLock } from './dir-lock.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -32,37 +33,6 @@ async function isCurrent(hash: string): Promise<boolean> {
   if (!existsSync(venvPython)) return false;
   const stamp = await readFile(stampPath, 'utf8').catch(() => '');
   return stamp.trim() === hash;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** mkdir is atomic: whoever creates the directory holds the lock. A dead holder's lock is taken over. */
-async function withLock<T>(fn: () => Promise<T>): Promise<T> {
-  await mkdir(join(root, '.cache'), { recursive: true });
-  for (;;) {
-    try {
-      await mkdir(lockDir);
-      await writeFile(join(lockDir, 'pid'), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => '0'));
-      if (holder > 0 && !pidAlive(holder)) await rm(lockDir, { recursive: true, force: true });
-      else await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await rm(lockDir, { recursive: true, force: true });
-  }
 }
 
 /**
@@ -111,7 +81,7 @@ export function testPython(): Promise<string> {
   ready ??= (async () => {
     const hash = await requirementsHash();
     if (await isCurrent(hash)) return venvPython;
-    await withLock(async () => {
+    await withDirLock(lockDir, async () => {
       if (!(await isCurrent(hash))) await build(hash);
     });
     return venvPython;
