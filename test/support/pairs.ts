@@ -24,7 +24,8 @@ export interface Host {
   address: string;
   opsPort: number;
   gateway: GatewayProcess;
-  worker: WorkerProcess;
+  /** Absent when the fleet was started without Kafka. */
+  worker?: WorkerProcess;
 }
 
 export interface Pairs {
@@ -35,28 +36,79 @@ export interface Pairs {
   storeEnv: Record<string, string>;
   killGateway(index: number): Promise<void>;
   restartGateway(index: number): Promise<void>;
+  /** Valkey started again on its port (empty: it persists nothing), after `valkey.kill()`. */
+  restartValkey(): Promise<void>;
   /** GET /readyz on a gateway's ops listener: its status, 0 when nothing answers. */
   readyz(index: number): Promise<number>;
   close(): Promise<void>;
 }
 
 export interface PairsOptions {
-  bootstrap: string;
+  /** The Kafka bootstrap list; without it no worker is started (gateways whose tests need no broker). */
+  bootstrap?: string;
   hosts?: number;
   gatewayEnv?: Record<string, string>;
+  /** A server to use as the fleet's Postgres as it is (not dropped on close); else a database of the run's server. */
+  postgresUrl?: string;
+}
+
+interface HostSettings {
+  index: number;
+  dataDir: string;
+  token: string;
+  workerAddresses: string[];
+  databaseUrl: string;
+  redisUrl: string;
+}
+
+async function startHost(
+  options: PairsOptions,
+  settings: HostSettings,
+): Promise<{ host: Host; env: Record<string, string> }> {
+  const { index, dataDir, token, workerAddresses } = settings;
+  const worker = options.bootstrap
+    ? await startWorker(
+        {
+          DATA_DIR: dataDir,
+          BROKER_BOOTSTRAP_SERVERS: options.bootstrap,
+          BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
+          BROKER_WORKER_TOKEN: token,
+          BROKER_WORKER_ID: `host${index + 1}`,
+        },
+        { address: workerAddresses[index]! },
+      )
+    : undefined;
+  const port = await freePort();
+  const opsPort = await freePort();
+  const env = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    METRICS_PORT: String(opsPort),
+    HTTP_ENGINE: 'auto',
+    DATABASE_URL: settings.databaseUrl,
+    RATE_LIMIT_REDIS_URL: settings.redisUrl,
+    BROKER_WORKERS: workerAddresses.join(','),
+    BROKER_WORKER_TOKEN: token,
+    ...options.gatewayEnv,
+  };
+  const gateway = await startGatewayProcess(env);
+  return { host: { dataDir, url: gateway.url, address: `127.0.0.1:${port}`, opsPort, gateway, worker }, env };
 }
 
 export async function startPairs(options: PairsOptions): Promise<Pairs> {
   const count = options.hosts ?? 2;
   const token = randomBytes(16).toString('hex');
-  const postgres = await createTestDatabase();
-  const valkey = await startValkey(await freePort());
+  const given = options.postgresUrl;
+  const postgres: TestPostgres = given
+    ? { url: given, database: new URL(given).pathname.slice(1), close: async () => {} }
+    : await createTestDatabase();
+  let valkey = await startValkey(await freePort());
   const dataDirs: string[] = [];
   const hosts: Host[] = [];
   const gatewayEnvs: Record<string, string>[] = [];
   const close = async () => {
     await Promise.all(hosts.map((host) => host.gateway.stop()));
-    await Promise.all(hosts.map((host) => host.worker.stop()));
+    await Promise.all(hosts.map((host) => host.worker?.stop()));
     await valkey.stop();
     await postgres.close();
     await Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true })));
@@ -67,38 +119,23 @@ export async function startPairs(options: PairsOptions): Promise<Pairs> {
     for (let i = 0; i < count; i++) {
       const dataDir = await mkdtemp(join(tmpdir(), `mcp-fleet-host${i + 1}-`));
       dataDirs.push(dataDir);
-      const worker = await startWorker(
-        {
-          DATA_DIR: dataDir,
-          BROKER_BOOTSTRAP_SERVERS: options.bootstrap,
-          BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
-          BROKER_WORKER_TOKEN: token,
-          BROKER_WORKER_ID: `host${i + 1}`,
-        },
-        { address: workerAddresses[i]! },
-      );
-      const port = await freePort();
-      const opsPort = await freePort();
-      const env = {
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        METRICS_PORT: String(opsPort),
-        HTTP_ENGINE: 'auto',
-        DATABASE_URL: postgres.url,
-        RATE_LIMIT_REDIS_URL: valkey.url,
-        BROKER_WORKERS: workerAddresses.join(','),
-        BROKER_WORKER_TOKEN: token,
-        ...options.gatewayEnv,
+      const settings = {
+        index: i,
+        dataDir,
+        token,
+        workerAddresses,
+        databaseUrl: postgres.url,
+        redisUrl: valkey.url,
       };
+      const { host, env } = await startHost(options, settings);
       gatewayEnvs.push(env);
-      const gateway = await startGatewayProcess(env);
-      hosts.push({ dataDir, url: gateway.url, address: `127.0.0.1:${port}`, opsPort, gateway, worker });
+      hosts.push(host);
     }
   } catch (error) {
     await close();
     throw error;
   }
-  return {
+  const pairs: Pairs = {
     hosts,
     postgres,
     valkey,
@@ -113,6 +150,10 @@ export async function startPairs(options: PairsOptions): Promise<Pairs> {
     async restartGateway(index) {
       hosts[index]!.gateway = await startGatewayProcess(gatewayEnvs[index]!);
     },
+    async restartValkey() {
+      valkey = await startValkey(valkey.port);
+      pairs.valkey = valkey;
+    },
     async readyz(index) {
       try {
         const response = await fetch(`http://127.0.0.1:${hosts[index]!.opsPort}/readyz`);
@@ -124,6 +165,7 @@ export async function startPairs(options: PairsOptions): Promise<Pairs> {
     },
     close,
   };
+  return pairs;
 }
 
 /** HTTP statuses one client saw, every POST counted (initialize and notifications too). */

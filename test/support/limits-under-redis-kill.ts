@@ -1,0 +1,232 @@
+/**
+ * Rate-limited calls through every gateway of a fleet (test/support/pairs.ts) while the one
+ * Valkey they share for limits (RATE_LIMIT_REDIS_URL) is killed -9 and started again: what
+ * each gateway answered before, while it was down and after, the longest stretch in which
+ * no call got a limit decision (admitted or 429), and whether one key's limit holds across
+ * the gateways again with no gateway restarted. Shared by test/fleet/redis-kill.test.ts and
+ * `npm run chaos -- fleet`, so the campaign's row and the test drive the same fault.
+ */
+import { waitFor } from './harness.ts';
+
+export type LimitsPhase = 'before' | 'down' | 'after';
+
+export interface LimitsTally {
+  /** HTTP 200: the limit admitted the call. */
+  admitted: number;
+  /** HTTP 429: the limit refused it. */
+  limited: number;
+  /** HTTP 503 naming RATE_LIMIT_ON_STORE_ERROR=deny. */
+  storeRefused: number;
+  http500: number;
+  /** Any other status (a 503 that does not name the setting included). */
+  other: number;
+  /** No HTTP answer within the call's deadline, or a dropped connection. */
+  unanswered: number;
+}
+
+export interface SharedCheck {
+  burst: number;
+  /** Per gateway: calls admitted, refused with 429, refused otherwise. */
+  admitted: number[];
+  limited: number[];
+  refusedOtherwise: number[];
+  /** Tokens the bucket may have refilled during the check (rate 1/min). */
+  refills: number;
+  held: boolean;
+}
+
+export interface LimitsOutageReport {
+  /** Per phase, per gateway. */
+  tally: Record<LimitsPhase, LimitsTally[]>;
+  /** Status and body of the first few refusals for the store. */
+  storeRefusals: string[];
+  /** Status and body of the first few answers that were none of 200, 429 or that refusal. */
+  odd: string[];
+  /** Longest time in which no call got a limit decision (200 or 429), in ms. */
+  longestPauseMs: number;
+  /** From Valkey answering again to every gateway deciding again, in ms. */
+  decidingAgainAfterMs: number;
+  /** From Valkey answering again to the check that found one budget shared again, in ms. */
+  sharedAgainAfterMs: number;
+  /** The last check: a fresh key's burst spent through all gateways. */
+  shared: SharedCheck;
+  /** The slowest call, in ms (every call has CALL_DEADLINE_MS). */
+  slowestMs: number;
+}
+
+export interface LimitsOutageOptions {
+  /** Each gateway's MCP base, `http://127.0.0.1:port`. */
+  urls: string[];
+  /** A key the load spends, with a rate limit short enough that each call reaches Redis (e.g. 10/s). */
+  key: string;
+  /** A namespace the keys may call (tools/list is sent there). */
+  namespace: string;
+  kill(): Promise<void>;
+  /** Starts Valkey again and resolves once it answers. */
+  restart(): Promise<void>;
+  /** A fresh key limited to `burst` calls and 1 per minute after, for the check after the restart. */
+  mint(burst: number): Promise<string>;
+  callersPerGateway?: number;
+  /** How long Valkey stays down. Default 3 s. */
+  downMs?: number;
+  log?: (line: string) => void;
+}
+
+/** The deadline of one call: past it the call counts as unanswered. */
+export const CALL_DEADLINE_MS = 30_000;
+const SHARED_BURST = 10;
+const SHARED_TRIES = 15;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Sent {
+  status: number;
+  body: string;
+}
+
+async function send(base: string, namespace: string, key: string): Promise<Sent> {
+  try {
+    const response = await fetch(`${base}/${namespace}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-api-key': key,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      signal: AbortSignal.timeout(CALL_DEADLINE_MS),
+    });
+    return { status: response.status, body: await response.text() };
+  } catch (error) {
+    return { status: 0, body: (error as Error).message };
+  }
+}
+
+const emptyTally = (): LimitsTally => ({
+  admitted: 0,
+  limited: 0,
+  storeRefused: 0,
+  http500: 0,
+  other: 0,
+  unanswered: 0,
+});
+
+function count(tally: LimitsTally, sent: Sent): keyof LimitsTally {
+  let kind: keyof LimitsTally = 'other';
+  if (sent.status === 200) kind = 'admitted';
+  else if (sent.status === 429) kind = 'limited';
+  else if (sent.status === 503 && sent.body.includes('RATE_LIMIT_ON_STORE_ERROR')) kind = 'storeRefused';
+  else if (sent.status === 500) kind = 'http500';
+  else if (sent.status === 0) kind = 'unanswered';
+  tally[kind]++;
+  return kind;
+}
+
+/** A fresh key's burst spent through every gateway in turn: one budget if the total admitted is the burst. */
+export async function checkShared(options: LimitsOutageOptions): Promise<SharedCheck> {
+  const { urls } = options;
+  const key = await options.mint(SHARED_BURST);
+  const started = Date.now();
+  const admitted = urls.map(() => 0);
+  const limited = urls.map(() => 0);
+  const refusedOtherwise = urls.map(() => 0);
+  for (let i = 0; i < SHARED_BURST * 3; i++) {
+    const at = i % urls.length;
+    const sent = await send(urls[at]!, options.namespace, key);
+    if (sent.status === 200) admitted[at]!++;
+    else if (sent.status === 429) limited[at]!++;
+    else refusedOtherwise[at]!++;
+  }
+  const refills = Math.ceil((Date.now() - started) / 60_000);
+  const total = admitted.reduce((sum, n) => sum + n, 0);
+  const held =
+    total >= SHARED_BURST &&
+    total <= SHARED_BURST + refills &&
+    limited.every((n) => n > 0) &&
+    refusedOtherwise.every((n) => n === 0);
+  return { burst: SHARED_BURST, admitted, limited, refusedOtherwise, refills, held };
+}
+
+export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promise<LimitsOutageReport> {
+  const { urls } = options;
+  const log = options.log ?? (() => {});
+  const tally = { before: urls.map(emptyTally), down: urls.map(emptyTally), after: urls.map(emptyTally) };
+  const storeRefusals: string[] = [];
+  const odd: string[] = [];
+  const clock = { phase: 'before' as LimitsPhase, restartedAt: 0 };
+  // Per gateway: when it last decided a call that started after Valkey was back.
+  const decidedAfter: number[] = urls.map(() => 0);
+  let lastDecisionAt = Date.now();
+  let longestPauseMs = 0;
+  let slowestMs = 0;
+  let running = true;
+  const callers = urls.flatMap((url, at) =>
+    Array.from({ length: options.callersPerGateway ?? 2 }, async () => {
+      while (running) {
+        const startedAt = Date.now();
+        const phase = clock.phase;
+        const sent = await send(url, options.namespace, options.key);
+        const now = Date.now();
+        slowestMs = Math.max(slowestMs, now - startedAt);
+        const kind = count(tally[phase][at]!, sent);
+        const samples = kind === 'storeRefused' ? storeRefusals : odd;
+        if (kind !== 'admitted' && kind !== 'limited' && samples.length < 3)
+          samples.push(`${sent.status} ${sent.body.slice(0, 1000)}`);
+        if (sent.status === 200 || sent.status === 429) {
+          longestPauseMs = Math.max(longestPauseMs, now - lastDecisionAt);
+          lastDecisionAt = now;
+          if (phase === 'after' && decidedAfter[at] === 0) decidedAfter[at] = now;
+        }
+        // A refusal answered at once would spin: the callers stand for steady traffic.
+        if (sent.status !== 200) await sleep(5);
+      }
+    }),
+  );
+  const decisions = () => tally.before.reduce((sum, t) => sum + t.admitted + t.limited, 0);
+  let shared: SharedCheck | undefined;
+  let sharedAt = 0;
+  try {
+    await waitFor(() => decisions() >= 100, {
+      what: '100 limit decisions before the kill',
+      timeoutMs: 60_000,
+    });
+    await options.kill();
+    clock.phase = 'down';
+    log('Valkey killed -9');
+    await sleep(options.downMs ?? 3000);
+    await options.restart();
+    clock.restartedAt = Date.now();
+    clock.phase = 'after';
+    log('Valkey back');
+    await waitFor(() => decidedAfter.every((at) => at > 0), {
+      what: 'every gateway to decide a call again after Valkey came back',
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
+  } finally {
+    running = false;
+    await Promise.all(callers);
+  }
+  for (let tries = 0; tries < SHARED_TRIES && !shared?.held; tries++) {
+    if (tries > 0) await sleep(1000);
+    shared = await checkShared(options);
+    sharedAt = Date.now();
+  }
+  return {
+    tally,
+    storeRefusals,
+    odd,
+    longestPauseMs,
+    decidingAgainAfterMs: Math.max(...decidedAfter) - clock.restartedAt,
+    sharedAgainAfterMs: sharedAt - clock.restartedAt,
+    shared: shared!,
+    slowestMs,
+  };
+}
+
+/** Sums a phase's tallies over the gateways. */
+export function sumTally(tallies: LimitsTally[]): LimitsTally {
+  const total = emptyTally();
+  for (const t of tallies)
+    for (const field of Object.keys(total) as (keyof LimitsTally)[]) total[field] += t[field];
+  return total;
+}
