@@ -14,28 +14,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import type { StateStore } from '../../gateway/accounts/model.ts';
 import { openStateStore } from '../../gateway/accounts/open.ts';
 import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/harness.ts';
+import { type MemoryAnswer, memoryWritesUnderOutage, writeMemory } from '../support/memory-under-outage.ts';
 import { type OwnPostgres, startOwnPostgres } from '../support/own-postgres.ts';
 
-interface Answer {
-  gateway: 'strict' | 'stale';
-  status: number;
-  retryAfter: string | null;
-  body: Record<string, unknown>;
-  /** memory_write's errorCode, or undefined when it was written. */
-  code?: string;
-  id?: string;
-}
+type Gateway = 'strict' | 'stale';
+/** The order of the gateways in the outage driver's `urls`. */
+const ORDER: Gateway[] = ['strict', 'stale'];
 
 let postgres: OwnPostgres;
 let dataDir: string;
 let state: StateStore;
-const gateways: Partial<Record<Answer['gateway'], TestGateway>> = {};
+const gateways: Partial<Record<Gateway, TestGateway>> = {};
 
 before(async () => {
   postgres = await startOwnPostgres();
@@ -57,35 +51,8 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function write(gateway: Answer['gateway'], key: string, content: string): Promise<Answer> {
-  const response = await fetch(`${gateways[gateway]!.url}/memory/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'memory_write', arguments: { content } },
-    }),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers are checked field by field
-  const body = (await response.json()) as Record<string, any>;
-  const answer: Answer = {
-    gateway,
-    status: response.status,
-    retryAfter: response.headers.get('retry-after'),
-    body,
-  };
-  const result = body.result;
-  if (response.status === 200 && result) {
-    if (result.isError) answer.code = result._meta?.['mcp-gateway/errorCode'] ?? 'unknown';
-    else answer.id = result.structuredContent.id;
-  }
-  return answer;
+function write(gateway: Gateway, key: string, content: string) {
+  return writeMemory(gateways[gateway]!.url, key, content);
 }
 
 test('kill -9 of the postmaster under writes: no 500, 503 naming the store, recovery, nothing acknowledged lost', async () => {
@@ -104,67 +71,42 @@ test('kill -9 of the postmaster under writes: no 500, 503 naming the store, reco
     assert.equal((await write(gateway, revoked.key, 'refused')).status, 401);
   }
 
-  const answers: Answer[] = [];
-  type Phase = 'before' | 'down' | 'after';
-  const clock = { phase: 'before' as Phase };
-  const phaseOf = new Map<Answer, Phase>();
-  let running = true;
-  const writers = Array.from({ length: 4 }, async (_, writer) => {
-    for (let i = 0; running; i++) {
-      const gateway = i % 2 === 0 ? 'strict' : 'stale';
-      const answer = await write(gateway, known.key, `note ${writer}-${i}`);
-      answers.push(answer);
-      phaseOf.set(answer, clock.phase);
-    }
-  });
-  const seen = (pick: (a: Answer) => boolean) => {
+  const failedWith500 = (answers: MemoryAnswer[]) => {
     const failed = answers.find((a) => a.status === 500);
     // Said at once, rather than as a wait that never ends.
     if (failed)
-      throw new Error(`HTTP 500 from the ${failed.gateway} gateway: ${JSON.stringify(failed.body)}`);
-    return answers.some((a) => pick(a));
+      throw new Error(`HTTP 500 from the ${ORDER[failed.target]} gateway: ${JSON.stringify(failed.body)}`);
   };
-  try {
-    await waitFor(() => answers.filter((a) => a.id).length >= 40, {
-      what: '40 writes before the kill',
-      timeoutMs: 60_000,
-    });
-    await postgres.kill();
-    clock.phase = 'down';
-
-    await waitFor(
-      () =>
-        seen((a) => a.gateway === 'strict' && a.status === 503 && phaseOf.get(a) === 'down') &&
-        seen((a) => a.gateway === 'stale' && a.code === 'STORE_UNAVAILABLE' && phaseOf.get(a) === 'down'),
-      {
-        what: 'a 503 from the strict gateway and STORE_UNAVAILABLE through the stale one',
-        timeoutMs: 60_000,
-      },
-    );
-    const refusal = answers.find((a) => a.status === 503)!;
-    assert.equal(refusal.body.error, 'store_unavailable');
-    assert.equal(refusal.body.store, 'postgres');
-    assert.match(String(refusal.retryAfter), /^\d+$/);
-    // While it is down: a key never admitted, and a revoked one, are admitted by neither gateway.
-    for (const gateway of ['strict', 'stale'] as const) {
-      const never = await write(gateway, fresh.key, 'never admitted');
-      assert.equal(never.status, 503, `${gateway}: a key the store never admitted`);
-      const gone = await write(gateway, revoked.key, 'revoked');
-      assert.ok([401, 503].includes(gone.status), `${gateway}: the revoked key got ${gone.status}`);
-    }
-
-    await postgres.restart();
-    clock.phase = 'after';
-    await waitFor(
-      () =>
-        seen((a) => a.gateway === 'strict' && a.id !== undefined && phaseOf.get(a) === 'after') &&
-        seen((a) => a.gateway === 'stale' && a.id !== undefined && phaseOf.get(a) === 'after'),
-      { what: 'writes acknowledged through both gateways after the restart', timeoutMs: 60_000 },
-    );
-  } finally {
-    running = false;
-    await Promise.all(writers);
-  }
+  const run = await memoryWritesUnderOutage({
+    urls: ORDER.map((gateway) => gateways[gateway]!.url),
+    key: known.key,
+    databaseUrl: postgres.url,
+    kill: () => postgres.kill(),
+    restart: () => postgres.restart(),
+    downUntil: (answers) => {
+      failedWith500(answers);
+      const down = answers.filter((a) => a.phase === 'down');
+      return (
+        down.some((a) => ORDER[a.target] === 'strict' && a.status === 503) &&
+        down.some((a) => ORDER[a.target] === 'stale' && a.code === 'STORE_UNAVAILABLE')
+      );
+    },
+    whileDown: async (answers) => {
+      const refusal = answers.find((a) => a.status === 503)!;
+      assert.equal(refusal.body.error, 'store_unavailable');
+      assert.equal(refusal.body.store, 'postgres');
+      assert.match(String(refusal.retryAfter), /^\d+$/);
+      // While it is down: a key never admitted, and a revoked one, are admitted by neither gateway.
+      for (const gateway of ORDER) {
+        const never = await write(gateway, fresh.key, 'never admitted');
+        assert.equal(never.status, 503, `${gateway}: a key the store never admitted`);
+        const gone = await write(gateway, revoked.key, 'revoked');
+        assert.ok([401, 503].includes(gone.status), `${gateway}: the revoked key got ${gone.status}`);
+      }
+    },
+  });
+  const { answers } = run;
+  failedWith500(answers);
 
   const statuses = new Set(answers.map((a) => a.status));
   assert.ok(!statuses.has(500), 'no HTTP 500');
@@ -179,23 +121,17 @@ test('kill -9 of the postmaster under writes: no 500, 503 naming the store, reco
     [],
     'writes fail only as STORE_UNAVAILABLE',
   );
-  assert.ok(answers.some((a) => a.gateway === 'stale' && a.status === 200 && phaseOf.get(a) === 'down'));
-
-  const acknowledged = answers.filter((a) => a.id).map((a) => a.id!);
-  const client = new pg.Client({ connectionString: postgres.url });
-  await client.connect();
-  const { rows } = await client.query(
-    'SELECT public_id::text AS id FROM memories WHERE public_id = ANY($1::uuid[])',
-    [acknowledged],
+  assert.ok(
+    answers.some((a) => ORDER[a.target] === 'stale' && a.status === 200 && a.phase === 'down'),
+    'the stale gateway admitted the known key while the store was down',
   );
-  await client.end();
-  const stored = new Set(rows.map((r) => r.id));
-  const lost = acknowledged.filter((id) => !stored.has(id));
+  const { acknowledged, lost } = run;
   assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.length} acknowledged writes lost`);
-  const down = answers.filter((a) => phaseOf.get(a) === 'down');
+  const down = answers.filter((a) => a.phase === 'down');
   console.log(
     `outage: ${answers.length} writes, ${acknowledged.length} acknowledged, 0 lost; while down ${down.length} answers: ` +
-      `${down.filter((a) => a.status === 503).length} x 503, ${down.filter((a) => a.code === 'STORE_UNAVAILABLE').length} x STORE_UNAVAILABLE, ${down.filter((a) => a.id).length} written`,
+      `${down.filter((a) => a.status === 503).length} x 503, ${down.filter((a) => a.code === 'STORE_UNAVAILABLE').length} x STORE_UNAVAILABLE, ${down.filter((a) => a.id).length} written; ` +
+      `writes through both gateways again ${run.acceptedAgainAfterMs} ms after the server was back, slowest call ${run.slowestMs} ms`,
   );
 });
 
@@ -210,7 +146,7 @@ test('a frozen server (connections open, nothing answered): 503 and STORE_UNAVAI
   assert.ok((await write('strict', known.key, 'warm-up frozen')).id);
   type Phase = 'before' | 'frozen' | 'after';
   const clock = { phase: 'before' as Phase };
-  const answers: { answer: Answer; phase: Phase }[] = [];
+  const answers: { answer: Awaited<ReturnType<typeof write>>; phase: Phase }[] = [];
   let running = true;
   const writers = Array.from({ length: 2 }, async (_, writer) => {
     for (let i = 0; running; i++) {
@@ -218,7 +154,7 @@ test('a frozen server (connections open, nothing answered): 503 and STORE_UNAVAI
       answers.push({ answer, phase: clock.phase });
     }
   });
-  const seen = (phase: Phase, pick: (a: Answer) => boolean) => {
+  const seen = (phase: Phase, pick: (a: Awaited<ReturnType<typeof write>>) => boolean) => {
     const failed = answers.find((a) => a.answer.status === 500);
     if (failed) throw new Error(`HTTP 500: ${JSON.stringify(failed.answer.body)}`);
     return answers.some((a) => a.phase === phase && pick(a.answer));
