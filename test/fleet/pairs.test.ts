@@ -19,10 +19,12 @@ import { createTopic, uniqueName } from '../broker-worker/support/kafka.ts';
 import { runCli } from '../support/cli.ts';
 import { ConsoleClient } from '../support/console-client.ts';
 import { joinGroup } from '../support/event-stack.ts';
+import { gatewayKillUnderLb, KILL_PHASES } from '../support/gateway-kill-under-lb.ts';
 import { findHaproxy, type Haproxy, startHaproxy } from '../support/haproxy.ts';
 import { elapse, freePort, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { call, mcpClient, type Pairs, type Recorder, startPairs } from '../support/pairs.ts';
+import { topicValues } from '../support/publish-under-faults.ts';
 
 const kafka = testKafka();
 const haproxy = await findHaproxy();
@@ -304,79 +306,23 @@ test('kill -9 of one gateway behind HAProxy: the other answers; restarted, it is
   const topic = uniqueName('fleet-kill');
   await createTopic(kafka.plaintext, topic, 1);
   const callers = await Promise.all(Array.from({ length: 4 }, () => client(lb.url, 'event', key)));
-  // Phases in order: `killed` runs from the kill until HAProxy's checks mark host1 DOWN.
-  const phases = ['before', 'killed', 'down', 'restarting', 'back'] as const;
-  type Phase = (typeof phases)[number];
-  let phase: Phase = 'before';
-  const tally = Object.fromEntries(
-    phases.map((name) => [name, { answered: 0, unanswered: 0, toolErrors: 0, errors: [] as string[] }]),
-  ) as Record<Phase, { answered: number; unanswered: number; toolErrors: number; errors: string[] }>;
-  const marks: Record<string, number> = {};
-  const mark = (name: string) => {
-    marks[name] = Date.now();
-  };
-  // Calls that failed once HAProxy had marked host1 DOWN (whenever they started).
-  const failedLate: string[] = [];
-  let stop = false;
-  let sent = 0;
-  const MAX_CALLS = 20_000;
-  const load = callers.map(async (c) => {
-    while (!stop && sent < MAX_CALLS) {
-      const at = phase;
-      const result = await call(c, 'event_publish', { topic, value: `k${sent++}` });
-      if (result.ok) tally[at].answered++;
-      // A thrown call (an HTTP error status, a reset) went unanswered; a tool error was answered.
-      else if (result.data === undefined) tally[at].unanswered++;
-      else tally[at].toolErrors++;
-      if (!result.ok && tally[at].errors.length < 5)
-        tally[at].errors.push(
-          `${Date.now() - (marks.kill ?? 0)} ms after the kill: ${result.text.slice(0, 160)}`,
-        );
-      if (!result.ok && phase !== 'before' && phase !== 'killed')
-        failedLate.push(`${at} → ${phase}: ${result.text}`);
-    }
+  const { tally, marks, failedLate, acknowledged, bounded } = await gatewayKillUnderLb({
+    fleet,
+    lb,
+    callers,
+    topic,
   });
-  const until = (what: string, check: () => boolean | Promise<boolean>) =>
-    waitFor(async () => (await check()) || sent >= MAX_CALLS, { what, timeoutMs: 120_000, intervalMs: 50 });
-  const host1 = async () => (await lb.stats()).host1!;
-  try {
-    await until('50 calls answered before the kill', () => tally.before.answered >= 50);
-    mark('kill');
-    // killGateway sends SIGKILL before its first await: a call started from here on was not
-    // in flight at the kill, even if this process (on a loaded machine) sees the exit later.
-    const killed = fleet.killGateway(0);
-    phase = 'killed';
-    await killed;
-    await until('HAProxy to mark host1 DOWN', async () => (await host1()).status.startsWith('DOWN'));
-    mark('down');
-    phase = 'down';
-    await until('100 calls answered with host1 down', () => tally.down.answered >= 100);
-    mark('restart');
-    phase = 'restarting';
-    await fleet.restartGateway(0);
-    mark('listening');
-    await until('host1 /readyz to pass', async () => (await fleet.readyz(0)) === 200);
-    mark('ready');
-    await until('HAProxy to mark host1 UP', async () => (await host1()).status === 'UP');
-    mark('up');
-    const backFrom = (await host1()).answered2xx;
-    phase = 'back';
-    await until('host1 to answer 20 calls again', async () => (await host1()).answered2xx >= backFrom + 20);
-  } finally {
-    stop = true;
-    await Promise.all(load);
-  }
   const since = (a: string, b: string) => (marks[b] ?? Number.NaN) - (marks[a] ?? Number.NaN);
   log(
     `kill -9 of host1 under ${callers.length} callers through HAProxy: kill to DOWN ${since('kill', 'down')} ms, ` +
       `restart to listening ${since('restart', 'listening')} ms, to /readyz ${since('restart', 'ready')} ms, ` +
       `to UP ${since('restart', 'up')} ms; ${JSON.stringify(tally)}`,
   );
-  assert.ok(sent < MAX_CALLS, 'every step happened within the bounded number of calls');
+  assert.ok(bounded, 'every step happened within the bounded number of calls');
   assert.ok(tally.down.answered >= 100, 'calls were answered through host2 while host1 was down');
   const lost = tally.before.unanswered + tally.killed.unanswered;
   log(`${lost} calls lost at the kill, ${failedLate.length} after HAProxy marked host1 DOWN`);
-  const after = phases.filter((name) => name !== 'before');
+  const after = KILL_PHASES.filter((name) => name !== 'before');
   assert.equal(
     after.reduce((sum, name) => sum + tally[name].toolErrors, 0),
     0,
@@ -388,4 +334,16 @@ test('kill -9 of one gateway behind HAProxy: the other answers; restarted, it is
   // connection goes to host2 (retry-on conn-failure, redispatch), and nothing goes to host1
   // until its /readyz passes again.
   assert.deepEqual(failedLate, [], 'no call failed once host1 was marked DOWN');
+  // Every acknowledged publish is in the topic, and none twice: no call was run twice.
+  const inTopic = await topicValues(kafka.plaintext, topic);
+  assert.deepEqual(
+    acknowledged.filter((value) => !inTopic.has(value)),
+    [],
+    'no acknowledged publish lost',
+  );
+  assert.deepEqual(
+    [...inTopic].filter(([, count]) => count > 1),
+    [],
+    'no value published twice',
+  );
 });
