@@ -2,8 +2,10 @@
  * `npm run chaos -- fleet`: the fleet campaign on a three-broker cluster (dev/kafka) with two
  * gateway + worker pairs, each gateway reaching both workers over TCP (test/support/fleet.ts).
  * One row per fault: a partition leader killed -9 under publish load, a rolling restart of
- * the three brokers while a group consumes, and the group's worker killed -9 and restarted.
- * Exits 1 when an acknowledged message is lost or the fleet did not recover on its own.
+ * the three brokers while a group consumes, and the group's worker killed -9 and restarted;
+ * then, on gateway processes behind HAProxy with a Postgres and a Valkey
+ * (scripts/chaos-fleet-stores.ts): a gateway, the postmaster and Valkey killed -9.
+ * Exits 1 when an acknowledged operation is lost or the fleet did not recover on its own.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,63 +14,12 @@ import { join } from 'node:path';
 import { startLocalKafka, stopLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { killLeader, rollingRestart } from '../test/support/cluster-faults.ts';
 import { startFleet } from '../test/support/fleet.ts';
-import { type GroupReport, runGroupUnderFaults } from '../test/support/group-under-faults.ts';
+import { runGroupUnderFaults } from '../test/support/group-under-faults.ts';
 import { publishUnderFault } from '../test/support/publish-under-faults.ts';
+import { groupRow, machine, printRows, type Row } from './chaos-fleet-rows.ts';
+import { storeFaultRows } from './chaos-fleet-stores.ts';
 
 const log = (line: string) => console.log(`[chaos fleet ${new Date().toISOString().slice(11, 19)}] ${line}`);
-
-interface Row {
-  fault: string;
-  acknowledged: number;
-  lost: number;
-  duplicated: number;
-  unanswered: number;
-  longestPauseMs: number;
-  recovered: boolean;
-  note: string;
-}
-
-function groupRow(fault: string, report: GroupReport): Row {
-  return {
-    fault,
-    acknowledged: report.acknowledged,
-    lost: report.lost,
-    duplicated: report.duplicated,
-    unanswered: report.unanswered,
-    longestPauseMs: report.longestPauseMs,
-    // Every acknowledged message reached a consumer, with nobody stepping in.
-    recovered: report.delivered === report.acknowledged,
-    note: `floor ${report.floor} (open leases at the kill), ${report.uncommittedAtKills} uncommitted`,
-  };
-}
-
-function print(rows: Row[]): void {
-  const header = [
-    'fault',
-    'acknowledged',
-    'lost',
-    'duplicated',
-    'unanswered',
-    'longest pause',
-    'recovered on its own',
-    'note',
-  ];
-  const cells = rows.map((r) => [
-    r.fault,
-    String(r.acknowledged),
-    String(r.lost),
-    String(r.duplicated),
-    String(r.unanswered),
-    `${(r.longestPauseMs / 1000).toFixed(1)} s`,
-    r.recovered ? 'yes' : 'NO',
-    r.note,
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => `| ${c.map((v, i) => v.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(line(header));
-  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const c of cells) console.log(line(c));
-}
 
 // The workers run the compiled tree, as in production.
 if (spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' }).status !== 0) process.exit(1);
@@ -81,6 +32,7 @@ const stopAll = async () => {
 process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
 
 const rows: Row[] = [];
+log(`start ${machine()}`);
 try {
   const kafka = await startLocalKafka({
     dataDir,
@@ -141,11 +93,13 @@ try {
   } finally {
     await fleet.close();
   }
+  rows.push(...(await storeFaultRows(bootstrap, log)));
 } finally {
   await stopAll();
 }
 
-print(rows);
-const ok = rows.every((r) => r.lost === 0 && r.recovered);
+console.log(`end ${machine()}`);
+printRows(rows);
+const ok = rows.every((r) => (r.lost ?? 0) === 0 && r.recovered);
 console.log(ok ? 'chaos fleet: PASS (0 lost, every fault recovered on its own)' : 'chaos fleet: FAIL');
 process.exit(ok ? 0 : 1);

@@ -69,6 +69,8 @@ export interface LimitsOutageOptions {
   callersPerGateway?: number;
   /** How long Valkey stays down. Default 3 s. */
   downMs?: number;
+  /** Run once Valkey is down, within downMs (what else the caller looks at, such as /readyz). */
+  whileDown?(): Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -189,10 +191,12 @@ export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promis
       what: '100 limit decisions before the kill',
       timeoutMs: 60_000,
     });
+    const killedAt = Date.now();
     await options.kill();
     clock.phase = 'down';
     log('Valkey killed -9');
-    await sleep(options.downMs ?? 3000);
+    await options.whileDown?.();
+    await sleep((options.downMs ?? 3000) - (Date.now() - killedAt));
     await options.restart();
     clock.restartedAt = Date.now();
     clock.phase = 'after';

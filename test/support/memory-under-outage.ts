@@ -140,7 +140,11 @@ export async function memoryWritesUnderOutage(options: MemoryOutageOptions): Pro
       const answer = await writeMemory(urls[target]!, options.key, `note ${writer}-${i}`);
       const now = Date.now();
       answers.push({ ...answer, target, phase, ms: now - started });
-      if (answer.id === undefined) continue;
+      // A refusal answered at once would spin: the writers stand for steady traffic.
+      if (answer.id === undefined) {
+        await sleep(5);
+        continue;
+      }
       longestPauseMs = Math.max(longestPauseMs, now - lastAckAt);
       lastAckAt = now;
       if (phase === 'after' && writtenAgain[target] === 0) writtenAgain[target] = now;

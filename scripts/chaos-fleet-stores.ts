@@ -1,0 +1,224 @@
+/**
+ * The rows of `npm run chaos -- fleet` beyond Kafka, on the fleet of docs/deployment.md#fleet
+ * (test/support/pairs.ts): two hosts, each a gateway process and a worker, one native
+ * Postgres of the campaign's own (it is killed), one Valkey, the campaign's three-broker
+ * cluster, and Debian's HAProxy in front. Faults: kill -9 of a gateway behind HAProxy, kill -9
+ * of the postmaster while memories are written through both gateways, and Valkey killed -9
+ * while limits are enforced through both (RATE_LIMIT_ON_STORE_ERROR=allow, then deny on a
+ * second pair of gateways). Each is driven by the module its test uses.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
+import { runCli } from '../test/support/cli.ts';
+import { gatewayKillUnderLb, KILL_PHASES } from '../test/support/gateway-kill-under-lb.ts';
+import { findHaproxy, startHaproxy } from '../test/support/haproxy.ts';
+import { freePort, waitFor } from '../test/support/harness.ts';
+import { limitsUnderRedisKill, sumTally } from '../test/support/limits-under-redis-kill.ts';
+import { memoryWritesUnderOutage } from '../test/support/memory-under-outage.ts';
+import { startOwnPostgres } from '../test/support/own-postgres.ts';
+import { mcpClient, type Pairs, startPairs } from '../test/support/pairs.ts';
+import { topicValues } from '../test/support/publish-under-faults.ts';
+import { type Row, seconds } from './chaos-fleet-rows.ts';
+
+type Log = (line: string) => void;
+
+async function mint(fleet: Pairs, label: string, ...options: string[]): Promise<string> {
+  const made = await runCli('keys', ['create', '--label', label, '--json', ...options], {
+    env: fleet.storeEnv,
+  });
+  if (made.code !== 0) throw new Error(`npm run keys -- create failed: ${made.stderr}`);
+  return (JSON.parse(made.stdout) as { key: string }).key;
+}
+
+async function gatewayKillRow(fleet: Pairs, bootstrap: string, log: Log): Promise<Row> {
+  const fault = 'kill -9 of a gateway behind HAProxy, 4 callers publishing through it; restarted';
+  const found = await findHaproxy();
+  if (found.skip) return { ...skipped(fault), note: `not run: ${found.skip}` };
+  const dir = await mkdtemp(join(tmpdir(), 'mcp-chaos-lb-'));
+  const lb = await startHaproxy(found as { path: string; env: Record<string, string> }, {
+    dir,
+    port: await freePort(),
+    backends: fleet.hosts.map((host) => ({ address: host.address, opsPort: host.opsPort })),
+  });
+  const callers: Awaited<ReturnType<typeof mcpClient>>[] = [];
+  try {
+    await waitFor(async () => Object.values(await lb.stats()).every((s) => s.status === 'UP'), {
+      what: 'HAProxy to mark both gateways UP',
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
+    const key = await mint(fleet, 'chaos-gateway-kill', '--namespaces', 'event');
+    const topic = `chaos-gateway-${Date.now()}`;
+    const admin = new Kafka({ brokers: bootstrap.split(','), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await createTopicsAndWait(admin, [{ topic, numPartitions: 1, replicationFactor: 3 }]);
+    await admin.disconnect();
+    for (let i = 0; i < 4; i++) callers.push(await mcpClient(lb.url, 'event', key));
+    const report = await gatewayKillUnderLb({ fleet, lb, callers, topic });
+    const inTopic = await topicValues(bootstrap, topic);
+    const since = (a: string, b: string) => report.marks[b]! - report.marks[a]!;
+    const unanswered = KILL_PHASES.reduce((sum, p) => sum + report.tally[p].unanswered, 0);
+    const refused = KILL_PHASES.reduce((sum, p) => sum + report.tally[p].toolErrors, 0);
+    log(`gateway kill: ${JSON.stringify(report.tally)}`);
+    return {
+      fault,
+      acknowledged: report.acknowledged.length,
+      lost: report.acknowledged.filter((value) => !inTopic.has(value)).length,
+      duplicated: [...inTopic.values()].reduce((sum, n) => sum + n - 1, 0),
+      unanswered,
+      longestPauseMs: report.longestPauseMs,
+      recovered: report.bounded && report.failedLate.length === 0 && refused === 0,
+      note:
+        `marked DOWN ${seconds(since('kill', 'down'))} after the kill, ${report.failedLate.length} failed after; ` +
+        `back UP ${seconds(since('restart', 'up'))} after the restart`,
+    };
+  } finally {
+    await Promise.all(callers.map((c) => c.close().catch(() => {})));
+    await lb.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function skipped(fault: string): Row {
+  return {
+    fault,
+    acknowledged: 0,
+    lost: null,
+    duplicated: null,
+    unanswered: 0,
+    longestPauseMs: 0,
+    recovered: false,
+    note: '',
+  };
+}
+
+async function postgresRow(
+  fleet: Pairs,
+  postgres: Awaited<ReturnType<typeof startOwnPostgres>>,
+  log: Log,
+): Promise<Row> {
+  const key = await mint(fleet, 'chaos-postgres', '--namespaces', 'memory');
+  const report = await memoryWritesUnderOutage({
+    urls: fleet.hosts.map((host) => host.url),
+    key,
+    databaseUrl: postgres.url,
+    kill: () => postgres.kill(),
+    restart: () => postgres.restart(),
+    downMs: 5000,
+    log,
+  });
+  const down = report.answers.filter((a) => a.phase === 'down');
+  const http500 = report.answers.filter((a) => a.status === 500).length;
+  const unanswered = report.answers.filter((a) => a.status === 0).length;
+  const odd = report.answers.filter(
+    (a) => a.status !== 200 && a.status !== 503 && a.status !== 0 && a.status !== 500,
+  ).length;
+  const otherCodes = report.answers.filter((a) => a.code && a.code !== 'STORE_UNAVAILABLE').length;
+  return {
+    fault:
+      'kill -9 of the Postgres postmaster, memories written through both gateways (4 writers); restarted after 5 s',
+    acknowledged: report.acknowledged.length,
+    lost: report.lost.length,
+    duplicated: null,
+    unanswered,
+    longestPauseMs: report.longestPauseMs,
+    recovered: http500 === 0 && unanswered === 0 && odd === 0 && otherCodes === 0 && report.lost.length === 0,
+    note:
+      `while down: ${down.filter((a) => a.status === 503).length} x JSON 503, ` +
+      `${down.filter((a) => a.code === 'STORE_UNAVAILABLE').length} x STORE_UNAVAILABLE, ${http500} x HTTP 500, ` +
+      `${odd + otherCodes} other; writes accepted through both gateways again ${seconds(report.acceptedAgainAfterMs)} ` +
+      `after the server was back; slowest call ${seconds(report.slowestMs)}`,
+  };
+}
+
+async function redisRow(fleet: Pairs, onStoreError: 'allow' | 'deny', log: Log): Promise<Row> {
+  let checks = 0;
+  // What a load balancer checking /readyz sees of each gateway while Valkey is away.
+  let readyWhileDown: number[] = [];
+  const report = await limitsUnderRedisKill({
+    urls: fleet.hosts.map((host) => host.url),
+    key: await mint(
+      fleet,
+      `chaos-redis-${onStoreError}`,
+      '--namespaces',
+      'memory',
+      '--rate',
+      '10/s',
+      '--burst',
+      '10',
+    ),
+    namespace: 'memory',
+    kill: () => fleet.valkey.kill(),
+    restart: () => fleet.restartValkey(),
+    mint: (burst) =>
+      mint(
+        fleet,
+        `chaos-redis-check-${++checks}`,
+        '--namespaces',
+        'memory',
+        '--rate',
+        '1/min',
+        '--burst',
+        String(burst),
+      ),
+    callersPerGateway: 2,
+    downMs: 5000,
+    whileDown: async () => {
+      const probe = () => Promise.all(fleet.hosts.map((_, index) => fleet.readyz(index)));
+      // The readiness check gives Redis 1.5 s to answer; a verdict settles within a few.
+      readyWhileDown = await waitFor(
+        async () => {
+          const statuses = await probe();
+          return statuses.every((status) => status !== 200) ? statuses : undefined;
+        },
+        { what: 'every gateway /readyz to fail', timeoutMs: 4000, intervalMs: 200 },
+      ).catch(probe);
+    },
+    log,
+  });
+  const all = sumTally([...report.tally.before, ...report.tally.down, ...report.tally.after]);
+  const down = sumTally(report.tally.down);
+  return {
+    fault: `Valkey kill -9 under rate-limited calls through both gateways (10/s key, 4 callers), RATE_LIMIT_ON_STORE_ERROR=${onStoreError}; restarted after 5 s`,
+    acknowledged: all.admitted,
+    lost: null,
+    duplicated: null,
+    unanswered: all.unanswered,
+    longestPauseMs: report.longestPauseMs,
+    recovered: report.shared.held && all.http500 === 0 && all.other === 0,
+    note:
+      `while down: ${down.admitted} admitted, ${down.limited} x 429, ${down.storeRefused} x 503, /readyz ${readyWhileDown.join(' / ')}; ` +
+      `${all.http500} x HTTP 500 in all; ` +
+      `one budget across both gateways again ${seconds(report.sharedAgainAfterMs)} after Valkey was back ` +
+      `(a burst of ${report.shared.burst}: ${report.shared.admitted.join(' + ')} admitted)`,
+  };
+}
+
+/** The gateway, Postgres and Valkey rows, on a fleet started for them and stopped after. */
+export async function storeFaultRows(bootstrap: string, log: Log): Promise<Row[]> {
+  const postgres = await startOwnPostgres();
+  const fleets: Pairs[] = [];
+  try {
+    // Key verdicts expire within the outage, so calls need key lookups on the dead store.
+    const gatewayEnv = { API_KEY_CACHE_TTL_MS: '200', MEMORY_EMBEDDINGS: 'none' };
+    const fleet = await startPairs({ bootstrap, postgresUrl: postgres.url, gatewayEnv });
+    fleets.push(fleet);
+    const rows = [await gatewayKillRow(fleet, bootstrap, log)];
+    rows.push(await postgresRow(fleet, postgres, log));
+    rows.push(await redisRow(fleet, 'allow', log));
+    // deny on two more gateways (no workers: limits need none), on the same Postgres.
+    const denying = await startPairs({
+      postgresUrl: postgres.url,
+      gatewayEnv: { ...gatewayEnv, RATE_LIMIT_ON_STORE_ERROR: 'deny' },
+    });
+    fleets.push(denying);
+    rows.push(await redisRow(denying, 'deny', log));
+    return rows;
+  } finally {
+    for (const fleet of fleets) await fleet.close();
+    await postgres.close();
+  }
+}
