@@ -264,8 +264,12 @@ export async function startGateway({
   const server = await engine.listen({ ...listening, sharedPort, clientAddressOf }, requests.handler);
   let draining = false;
   const checks = readinessChecks(store, broker, rateGate, mounted);
+  // Under allow, a gateway without Redis still serves (each process holds keys to its own
+  // limit), so Redis going away is reported but keeps the gateway in its load balancer.
+  const advisory = new Set(config.RATE_LIMIT_ON_STORE_ERROR === 'allow' ? ['redis'] : []);
+  const readiness = () => runReadiness(checks, draining, { advisory });
   metrics?.watchProcess({
-    readiness: () => runReadiness(checks, draining),
+    readiness,
     backlogs: () => namespaceBacklogs(mounted),
   });
   log.info(
@@ -284,7 +288,7 @@ export async function startGateway({
     engine: engine.name,
     build: engine.build,
     namespaces: names,
-    readiness: () => runReadiness(checks, draining),
+    readiness,
     drain(timeoutMs) {
       draining = true;
       server.stopAccepting();

@@ -127,7 +127,7 @@ export class GatewayMetrics {
     const registers = [this.registry];
     new Gauge({
       name: 'mcp_ready',
-      help: 'Whether GET /readyz answers 200 now (1) or 503 (0, a check failing or the gateway draining)',
+      help: 'Whether GET /readyz answers 200 now (1) or 503 (0, a required check failing or the gateway draining)',
       registers,
       async collect() {
         this.set((await readiness()).ready ? 1 : 0);

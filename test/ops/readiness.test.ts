@@ -59,28 +59,50 @@ test('a draining gateway is not ready, with the same JSON naming every check', a
   }
 });
 
-test('with RATE_LIMIT_REDIS_URL, readiness names Redis and follows it going away and coming back', async () => {
-  const port = await freePort();
-  let valkey = await startValkey(port);
-  const stack = await startReadinessStack({ RATE_LIMIT_REDIS_URL: valkey.url });
-  try {
-    await stack.untilReady('every check to pass');
-    assert.deepEqual(Object.keys((await stack.readyz()).body.checks).sort(), [
-      'broker_worker',
-      'namespace_memory',
-      'redis',
-      'state_store',
-    ]);
-    await valkey.stop();
-    await waitFor(async () => (await stack.readyz()).body.checks.redis?.ok === false, {
-      what: 'the Redis check to fail',
-      timeoutMs: 30_000,
+for (const onStoreError of ['deny', 'allow'] as const) {
+  // Under deny every rate-limited call is refused while Redis is away, so the gateway leaves its
+  // load balancer; under allow it still serves, so Redis is reported (advisory) but the
+  // gateway stays ready: every gateway of a fleet shares that Redis and would leave at once.
+  test(`with RATE_LIMIT_REDIS_URL and ${onStoreError}, readiness names Redis and follows it going away and coming back`, async () => {
+    const port = await freePort();
+    let valkey = await startValkey(port);
+    const stack = await startReadinessStack({
+      RATE_LIMIT_REDIS_URL: valkey.url,
+      RATE_LIMIT_ON_STORE_ERROR: onStoreError,
     });
-    assert.equal((await stack.readyz()).status, 503);
-    valkey = await startValkey(port);
-    await stack.untilReady('Redis to be seen again');
-  } finally {
-    await stack.close();
-    await valkey.stop();
-  }
-});
+    try {
+      await stack.untilReady('every check to pass');
+      assert.deepEqual(Object.keys((await stack.readyz()).body.checks).sort(), [
+        'broker_worker',
+        'namespace_memory',
+        'redis',
+        'state_store',
+      ]);
+      await valkey.stop();
+      await waitFor(async () => (await stack.readyz()).body.checks.redis?.ok === false, {
+        what: 'the Redis check to fail',
+        timeoutMs: 30_000,
+      });
+      const away = await stack.readyz();
+      if (onStoreError === 'deny') {
+        assert.equal(away.status, 503);
+        assert.equal(away.body.ready, false);
+        assert.equal(away.body.checks.redis?.advisory, undefined);
+      } else {
+        assert.equal(away.status, 200);
+        assert.equal(away.body.ready, true);
+        assert.equal(away.body.checks.redis?.advisory, true);
+        assert.match(String(away.body.checks.redis?.error), /./);
+      }
+      valkey = await startValkey(port);
+      await waitFor(async () => (await stack.readyz()).body.checks.redis?.ok === true, {
+        what: 'Redis to be seen again',
+        timeoutMs: 30_000,
+      });
+      assert.equal((await stack.readyz()).status, 200);
+    } finally {
+      await stack.close();
+      await valkey.stop();
+    }
+  });
+}

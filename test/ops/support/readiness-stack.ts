@@ -11,7 +11,7 @@ import { waitFor } from '../../support/harness.ts';
 export interface Readiness {
   ready: boolean;
   draining: boolean;
-  checks: Record<string, { ok: boolean; error?: string }>;
+  checks: Record<string, { ok: boolean; error?: string; advisory?: true }>;
 }
 
 export interface ReadinessStack {
