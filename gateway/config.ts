@@ -86,6 +86,12 @@ const gatewayEnv = z.object({
       'must be a port number from 0 to 65535 (0 picks a free port), e.g. 9464',
     )
     .optional(),
+  /**
+   * After SIGTERM, how long the gateway keeps answering 503 (shutting_down) before it closes
+   * its connections, so a load balancer probing /readyz takes it out first. Unset: 3000 with
+   * METRICS_PORT (something can probe /readyz), 0 without. At most the 10 s drain.
+   */
+  DRAIN_GRACE_MS: z.coerce.number().int().min(0).max(10_000).optional(),
   /** Loopback by default: metrics describe the fleet and should not face the internet. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** stdout or file:PATH: one JSON line per tool call and refused request. */
@@ -121,7 +127,14 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   } catch (error) {
     throw new ConfigError(`invalid configuration: ${(error as Error).message}`);
   }
-  return { ...parsed.data, rateLimitDefault: defaultRatePolicy(parsed.data), auditTarget, trustProxy };
+  const DRAIN_GRACE_MS = parsed.data.DRAIN_GRACE_MS ?? (parsed.data.METRICS_PORT === undefined ? 0 : 3_000);
+  return {
+    ...parsed.data,
+    DRAIN_GRACE_MS,
+    rateLimitDefault: defaultRatePolicy(parsed.data),
+    auditTarget,
+    trustProxy,
+  };
 }
 
 function defaultRatePolicy(env: {

@@ -38,7 +38,7 @@ export async function startGatewayInstance(
       broker,
       async close() {
         // Stop accepting, answer the long polls at once, let every other call finish.
-        const drained = gateway.drain(DRAIN_MS);
+        const drained = gateway.drain(DRAIN_MS, config.DRAIN_GRACE_MS ?? 0);
         broker.endPolls();
         if (!(await drained))
           log.warn({ waitedMs: DRAIN_MS }, 'requests still in flight at shutdown were cut');

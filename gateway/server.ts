@@ -58,10 +58,11 @@ export interface RunningGateway {
   build: string;
   namespaces: string[];
   /**
-   * Stops accepting connections and answers every request in flight (later requests on
-   * open connections get 503); resolves true when all were answered within `timeoutMs`.
+   * Answers every request in flight and 503 (`connection: close`) to any later one, then
+   * stops accepting connections; resolves true when all were answered within `timeoutMs`.
+   * With `graceMs`, the listener keeps answering 503 at least that long from the start.
    */
-  drain(timeoutMs: number): Promise<boolean>;
+  drain(timeoutMs: number, graceMs?: number): Promise<boolean>;
   /** Checks the state store, the broker-worker link and Redis (when set); not ready while draining. */
   readiness(): Promise<ReadinessReport>;
   close(): Promise<void>;
@@ -289,10 +290,22 @@ export async function startGateway({
     build: engine.build,
     namespaces: names,
     readiness,
-    drain(timeoutMs) {
+    async drain(timeoutMs, graceMs = 0) {
       draining = true;
+      if (graceMs <= 0) {
+        server.stopAccepting();
+        return requests.drain(timeoutMs);
+      }
+      // A load balancer sends new calls here until its /readyz probes have failed. Closing
+      // the listener and its idle keep-alive connections before then races a call it is
+      // already sending on one: the call is cut with no answer. A 503 with `connection:
+      // close` instead is an answer it retries on another gateway.
+      const [drained] = await Promise.all([
+        requests.drain(timeoutMs),
+        new Promise((resolve) => setTimeout(resolve, Math.min(graceMs, timeoutMs))),
+      ]);
       server.stopAccepting();
-      return requests.drain(timeoutMs);
+      return drained;
     },
     async close() {
       await server.close();

@@ -32,3 +32,13 @@ test('origins are a comma-separated list', () => {
   const config = loadGatewayConfig({ MCP_ALLOWED_ORIGINS: 'https://a.example, https://b.example' });
   assert.deepEqual(config.MCP_ALLOWED_ORIGINS, ['https://a.example', 'https://b.example']);
 });
+
+test('DRAIN_GRACE_MS: 3 s when the ops listener can be probed, 0 without it, at most the 10 s drain', () => {
+  assert.equal(loadGatewayConfig({}).DRAIN_GRACE_MS, 0);
+  assert.equal(loadGatewayConfig({ METRICS_PORT: '9464' }).DRAIN_GRACE_MS, 3_000);
+  assert.equal(loadGatewayConfig({ METRICS_PORT: '9464', DRAIN_GRACE_MS: '500' }).DRAIN_GRACE_MS, 500);
+  assert.throws(
+    () => loadGatewayConfig({ DRAIN_GRACE_MS: '10001' }),
+    (error: Error) => error instanceof ConfigError && error.message.includes('DRAIN_GRACE_MS'),
+  );
+});
