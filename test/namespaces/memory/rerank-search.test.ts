@@ -223,17 +223,17 @@ describe('memory_search with an http reranker', () => {
     contract.server.faults.push(...stalls);
     const searches = stalls.map(() => ok(client, 'memory_search', { query: QUERY, limit: 5 }));
     const results = await whileCollecting(Promise.all(searches));
-    const whys = results.map((result) => {
+    for (const result of results) {
       assert.deepEqual(ids(result), firstStage);
-      assert.match(result.degraded, /hits are in first-stage order/);
-      return /the reranker (did not answer within 3000 ms|could not be reached)/.exec(result.degraded)?.[1];
-    });
-    assert.deepEqual(whys.sort(), [
-      'could not be reached',
-      ...Array(4).fill('did not answer within 3000 ms'),
-    ]);
+      // The reset is "could not be reached", unless its request had not reached the server by the deadline.
+      assert.match(
+        result.degraded,
+        /reranking skipped: the reranker (did not answer within 3000 ms|could not be reached); hits are in first-stage order/,
+      );
+    }
     // No stalled connection is left open, nor for the next call to queue behind.
     await whileCollecting(contract.server.released());
+    contract.server.faults.length = 0;
     const next = await whileCollecting(ok(client, 'memory_search', { query: QUERY, limit: 5 }));
     assert.equal(next.degraded, undefined);
     assert.ok(next.hits.some((hit: Json) => hit.rerank_score !== undefined));

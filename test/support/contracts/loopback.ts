@@ -112,6 +112,8 @@ class Holding {
   private readonly waiting: Array<() => void> = [];
 
   hold(fault: Fault, raw: IncomingMessage, res: ServerResponse): void {
+    // A request read after its client gave up: there is nothing left to hold.
+    if (raw.socket.destroyed) return;
     this.open++;
     let trickle: NodeJS.Timeout | undefined;
     if (fault.stall) {
