@@ -21,6 +21,7 @@ import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/harness.ts';
 import { type OwnPostgres, startOwnPostgres } from '../support/own-postgres.ts';
+import { postToolCall } from '../support/tool-call.ts';
 
 interface Answer {
   gateway: 'strict' | 'stale';
@@ -58,19 +59,8 @@ after(async () => {
 });
 
 async function write(gateway: Answer['gateway'], key: string, content: string): Promise<Answer> {
-  const response = await fetch(`${gateways[gateway]!.url}/memory/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'memory_write', arguments: { content } },
-    }),
+  const response = await postToolCall(`${gateways[gateway]!.url}/memory/mcp`, key, 'memory_write', {
+    content,
   });
   // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers are checked field by field
   const body = (await response.json()) as Record<string, any>;
