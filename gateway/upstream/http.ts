@@ -15,7 +15,7 @@
  * headers, query strings or bodies.
  */
 import type { Logger } from 'pino';
-import { settleWithin, startDeadline } from './deadline.ts';
+import { readBody, settleWithin, startDeadline } from './deadline.ts';
 import { adviceFor, codeForStatus, UpstreamError, type UpstreamErrorCode } from './errors.ts';
 import { redactText } from './redact.ts';
 
@@ -129,31 +129,7 @@ async function readCapped(
     await response.body?.cancel();
     throw tooLarge();
   }
-  if (!response.body) return Buffer.alloc(0);
-  const reader = response.body.getReader();
-  // fetch's own abort of a body in flight is lost to a garbage collection in some of its paths
-  // (decision 0144): the deadline cancels the read itself, which also lets go of the socket.
-  const stop = () => void reader.cancel(signal.reason).catch(() => {});
-  signal.addEventListener('abort', stop, { once: true });
-  if (signal.aborted) stop();
-  try {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      // A cancelled read ends as if the body were complete: the signal tells the two apart.
-      signal.throwIfAborted();
-      if (done) return Buffer.concat(chunks);
-      size += value.byteLength;
-      if (size > cap) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge();
-      }
-      chunks.push(Buffer.from(value));
-    }
-  } finally {
-    signal.removeEventListener('abort', stop);
-  }
+  return readBody(response, signal, cap, tooLarge);
 }
 
 function makeResponse(status: number, headers: Headers, body: Buffer, service: string): UpstreamResponse {
