@@ -1,19 +1,15 @@
 /** A minimal tools/call over HTTP for the benchmark: one request, the structured result back. */
+import { postToolCall } from '../test/support/tool-call.ts';
+
+export { toolsCallBody } from '../test/support/tool-call.ts';
+
 export async function callTool<T>(
   url: string,
   key: string,
   name: string,
   args: Record<string, unknown>,
 ): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
+  const response = await postToolCall(url, key, name, args);
   const body = (await response.json()) as {
     result?: { isError?: boolean; structuredContent?: T; content?: Array<{ text: string }> };
     error?: { message: string };
@@ -24,8 +20,4 @@ export async function callTool<T>(
     );
   }
   return body.result.structuredContent as T;
-}
-
-export function toolsCallBody(name: string, args: Record<string, unknown>): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 }

@@ -4,6 +4,7 @@
  */
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runCommand, stopIfInterrupted } from '../command.ts';
 import {
   DEFAULT_INITIAL_REBALANCE_DELAY_MS,
   DEFAULT_PORTS,
@@ -153,16 +154,11 @@ async function start(options: LocalKafkaOptions): Promise<number> {
     console.log(describe(status));
     return 0;
   }
-  // Ctrl-C while waiting must not leave a half-started detached broker behind.
-  const interrupt = () => {
-    console.error('\ninterrupted: stopping the brokers that were starting');
-    void stopLocalKafka(options.dataDir).finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-  await startLocalKafka({ ...options, detached: true, log: (line) => console.log(line) });
-  process.off('SIGINT', interrupt);
-  process.off('SIGTERM', interrupt);
+  await stopIfInterrupted(
+    'the brokers',
+    () => stopLocalKafka(options.dataDir),
+    () => startLocalKafka({ ...options, detached: true, log: (line) => console.log(line) }),
+  );
   const started = await localKafkaStatus(options.dataDir);
   if (!started.running)
     throw new LocalKafkaError('EXITED_DURING_START', 'the brokers stopped right after they started');
@@ -193,37 +189,10 @@ async function status(options: LocalKafkaOptions): Promise<number> {
   return 0;
 }
 
-async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${usage}`);
-    return 2;
-  }
-  const { command, options } = parsed;
-  try {
-    switch (command) {
-      case 'start':
-        return await start(options);
-      case 'stop':
-        return await stop(options);
-      case 'status':
-        return await status(options);
-      case 'help':
-        console.log(usage);
-        return 0;
-      default:
-        console.error(`${command ? `unknown command: ${command}` : 'missing command'}\n\n${usage}`);
-        return 2;
-    }
-  } catch (error) {
-    if (error instanceof LocalKafkaError) {
-      console.error(`local kafka: ${error.message}`);
-      return 1;
-    }
-    throw error;
-  }
-}
-
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await runCommand(process.argv.slice(2), {
+  usage,
+  parse,
+  commands: { start, stop, status },
+  toolError: LocalKafkaError,
+  label: 'local kafka',
+});

@@ -4,6 +4,7 @@
  */
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runCommand, stopIfInterrupted } from '../command.ts';
 import {
   LocalPostgresError,
   type LocalPostgresOptions,
@@ -85,16 +86,11 @@ async function start(options: LocalPostgresOptions): Promise<number> {
     console.log(status.url);
     return 0;
   }
-  // Ctrl-C while waiting must not leave a half-started detached server behind.
-  const interrupt = () => {
-    console.error('\ninterrupted: stopping the server that was starting');
-    void stopLocalPostgres(options.dataDir).finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-  const server = await startLocalPostgres({ ...options, detached: true, log: (line) => console.error(line) });
-  process.off('SIGINT', interrupt);
-  process.off('SIGTERM', interrupt);
+  const server = await stopIfInterrupted(
+    'the server',
+    () => stopLocalPostgres(options.dataDir),
+    () => startLocalPostgres({ ...options, detached: true, log: (line) => console.error(line) }),
+  );
   console.error(
     `PostgreSQL ${POSTGRES_VERSION} with pgvector ${PGVECTOR_VERSION} is running (pid ${server.pid}, log ${shown(server.logFile)}); stop it with: npm run postgres -- stop`,
   );
@@ -103,49 +99,28 @@ async function start(options: LocalPostgresOptions): Promise<number> {
   return 0;
 }
 
-async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${usage}`);
-    return 2;
-  }
-  const { command, options } = parsed;
-  try {
-    switch (command) {
-      case 'start':
-        return await start(options);
-      case 'stop': {
-        const stopped = await stopLocalPostgres(options.dataDir, (line) => console.error(line));
-        console.log(
-          stopped ? 'PostgreSQL stopped.' : `PostgreSQL is not running (data dir ${shown(options.dataDir)}).`,
-        );
-        return 0;
-      }
-      case 'status': {
-        const status = await localPostgresStatus(options.dataDir);
-        if (!status.running) {
-          console.log(`PostgreSQL is not running (data dir ${shown(options.dataDir)}).`);
-          return 3;
-        }
-        console.log(`PostgreSQL is running (pid ${status.pid}); DATABASE_URL:\n${status.url}`);
-        return 0;
-      }
-      case 'help':
-        console.log(usage);
-        return 0;
-      default:
-        console.error(`${command ? `unknown command: ${command}` : 'missing command'}\n\n${usage}`);
-        return 2;
-    }
-  } catch (error) {
-    if (error instanceof LocalPostgresError) {
-      console.error(`local postgres: ${error.message}`);
-      return 1;
-    }
-    throw error;
-  }
+async function stop(options: LocalPostgresOptions): Promise<number> {
+  const stopped = await stopLocalPostgres(options.dataDir, (line) => console.error(line));
+  console.log(
+    stopped ? 'PostgreSQL stopped.' : `PostgreSQL is not running (data dir ${shown(options.dataDir)}).`,
+  );
+  return 0;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+async function status(options: LocalPostgresOptions): Promise<number> {
+  const current = await localPostgresStatus(options.dataDir);
+  if (!current.running) {
+    console.log(`PostgreSQL is not running (data dir ${shown(options.dataDir)}).`);
+    return 3;
+  }
+  console.log(`PostgreSQL is running (pid ${current.pid}); DATABASE_URL:\n${current.url}`);
+  return 0;
+}
+
+process.exitCode = await runCommand(process.argv.slice(2), {
+  usage,
+  parse,
+  commands: { start, stop, status },
+  toolError: LocalPostgresError,
+  label: 'local postgres',
+});

@@ -6,14 +6,16 @@
  *     idempotent: true, route: 'POST /v2/api/graphql', authorize: (force) => tokens.header(force) });
  *   const data = res.json();
  *
- * Per call: a deadline (`timeoutMs`, also ended by the MCP request's AbortSignal); retries with
- * full-jitter backoff only when `idempotent`, only on 429/5xx/network errors, honouring
- * `Retry-After`, never sleeping past the deadline; one forced re-authorization on 401 when
- * `authorize` is given; a response size cap; redirects refused unless `allowRedirect` accepts
- * each hop; failures thrown as UpstreamError with a stable code. Logs one debug line per
- * attempt with the route template only: never headers, query strings or bodies.
+ * Per call: a deadline (`timeoutMs`, also ended by the MCP request's AbortSignal) over every
+ * attempt, backoff and body read; retries with full-jitter backoff only when `idempotent`,
+ * only on 429/5xx/network errors, honouring `Retry-After`, never sleeping past the deadline;
+ * one forced re-authorization on 401 when `authorize` is given; a response size cap;
+ * redirects refused unless `allowRedirect` accepts each hop; failures thrown as UpstreamError
+ * with a stable code. Logs one debug line per attempt with the route template only: never
+ * headers, query strings or bodies.
  */
 import type { Logger } from 'pino';
+import { readBody, settleWithin, startDeadline } from './deadline.ts';
 import { adviceFor, codeForStatus, UpstreamError, type UpstreamErrorCode } from './errors.ts';
 import { redactText } from './redact.ts';
 
@@ -110,7 +112,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function readCapped(response: Response, cap: number, service: string): Promise<Buffer> {
+async function readCapped(
+  response: Response,
+  cap: number,
+  service: string,
+  signal: AbortSignal,
+): Promise<Buffer> {
   const declared = Number(response.headers.get('content-length'));
   const tooLarge = () =>
     new UpstreamError(
@@ -122,18 +129,7 @@ async function readCapped(response: Response, cap: number, service: string): Pro
     await response.body?.cancel();
     throw tooLarge();
   }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > cap) {
-      await response.body.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks);
+  return readBody(response, signal, cap, tooLarge);
 }
 
 function makeResponse(status: number, headers: Headers, body: Buffer, service: string): UpstreamResponse {
@@ -323,12 +319,28 @@ function statusRetryDelay(
   return Date.now() + delay < deadline ? delay : undefined;
 }
 
+/** One call, every attempt and body read under one deadline whose timer ends with the call. */
 async function send(client: Client, req: UpstreamRequest): Promise<UpstreamResponse> {
-  const { service, log } = client;
   const timeoutMs = req.timeoutMs ?? client.timeoutMs;
+  const within = startDeadline(req.signal, timeoutMs);
+  try {
+    return await settleWithin(attempts(client, req, within.signal, timeoutMs), within.signal, () =>
+      abortError(client, req, timeoutMs),
+    );
+  } finally {
+    within.clear();
+  }
+}
+
+async function attempts(
+  client: Client,
+  req: UpstreamRequest,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<UpstreamResponse> {
+  const { service, log } = client;
   const cap = req.maxResponseBytes ?? client.maxResponseBytes;
   const deadline = Date.now() + timeoutMs;
-  const signal = AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]);
   let url = new URL(req.url);
   let method = req.method;
   let forcedAuth = false;
@@ -374,7 +386,7 @@ async function send(client: Client, req: UpstreamRequest): Promise<UpstreamRespo
 
     let payload: Buffer;
     try {
-      payload = await readCapped(response, cap, service);
+      payload = await readCapped(response, cap, service, signal);
     } catch (error) {
       throw payloadError(client, req, error, signal, timeoutMs);
     }

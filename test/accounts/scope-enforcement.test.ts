@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FULL_SCOPES, type KeyScopes } from '../../gateway/core/scopes.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { postToolCall } from '../support/tool-call.ts';
 
 let gw: TestGateway;
 before(async () => {
@@ -45,20 +46,7 @@ test('a read-only key calls read-only tools and is refused the rest, naming read
 
 test('a key limited to other namespaces is refused on event, naming namespace:event', async () => {
   const key = keyWith({ ...FULL_SCOPES, namespaces: ['skills'] });
-  const response = await fetch(`${gw.url}/event/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': key,
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'event_capabilities', arguments: {} },
-    }),
-  });
+  const response = await postToolCall(`${gw.url}/event/mcp`, key, 'event_capabilities');
   const body = JSON.stringify(await response.json());
   assert.match(body, /namespace:event/);
   assert.doesNotMatch(body, /"ready"/, 'the tool never ran');

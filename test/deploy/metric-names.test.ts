@@ -18,24 +18,14 @@ import { startGatewayProcess } from '../support/gateway-process.ts';
 import { freePort, mintKey, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { type Exposed, exposedSeries, missingFrom, TARGET_LABELS } from '../support/promql-refs.ts';
+import { postToolCall } from '../support/tool-call.ts';
 
 const deploy = join(import.meta.dirname, '..', '..', 'deploy');
 
 async function call(url: string, key: string | null, name: string, args: Record<string, unknown>) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      connection: 'close',
-      ...(key === null ? {} : { 'x-api-key': key }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: randomUUID(),
-      method: 'tools/call',
-      params: { name, arguments: args },
-    }),
+  const response = await postToolCall(url, key, name, args, {
+    headers: { connection: 'close' },
+    id: randomUUID(),
   });
   return { status: response.status, text: await response.text() };
 }

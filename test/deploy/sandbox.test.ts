@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { freePort, mintKey, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { setUpMiniLm } from '../support/minilm.ts';
+import { postToolCall } from '../support/tool-call.ts';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -65,15 +66,7 @@ exec chroot "$R" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bo
     cd "$ROOT" && "$NODE" bin/broker-worker.mjs & cd "$ROOT" && exec "$NODE" --max-semi-space-size=1 bin/gateway.mjs'`;
 
 async function call(url: string, key: string, name: string, args: Record<string, unknown>) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
+  const response = await postToolCall(url, key, name, args);
   const text = await response.text();
   assert.equal(response.status, 200, text);
   const body = JSON.parse(text) as {

@@ -9,6 +9,7 @@ import { groupOffsets, uniqueName } from '../broker-worker/support/kafka.ts';
 import { type ConsumeData, callTool, type EventStack, startEventStack } from '../support/event-stack.ts';
 import { elapse } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
+import { postToolCall } from '../support/tool-call.ts';
 
 const kafka = testKafka();
 const topic = uniqueName('tasks');
@@ -205,23 +206,14 @@ test('a poll whose HTTP client goes away commits nothing it did not hand back', 
   while (
     (await callTool<ConsumeData>(drainer, 'event_consume', { max: 100, timeout_ms: 500 })).data.count > 0
   );
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: { name: 'event_consume', arguments: { max: 10, timeout_ms: 6000 } },
-  });
   const controller = new AbortController();
-  const abandoned = fetch(`${stack.gw.url}/event/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': stack.gw.apiKey,
-    },
-    body,
-    signal: controller.signal,
-  }).catch(() => 'aborted');
+  const abandoned = postToolCall(
+    `${stack.gw.url}/event/mcp`,
+    stack.gw.apiKey,
+    'event_consume',
+    { max: 10, timeout_ms: 6000 },
+    { signal: controller.signal },
+  ).catch(() => 'aborted');
   // A fixed pause: nothing outside the worker shows that the poll is being held there.
   await elapse(800);
   controller.abort();

@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { freePort, mintKey, portIsFree, waitFor } from '../support/harness.ts';
 import { testKafka } from '../support/kafka-env.ts';
+import { postToolCall } from '../support/tool-call.ts';
 import { isAlive } from './support/processes.ts';
 
 const run = promisify(execFile);
@@ -52,20 +53,9 @@ async function readiness(): Promise<number | undefined> {
 }
 
 async function workerReachable(): Promise<true | undefined> {
-  const res = await fetch(`http://127.0.0.1:${port}/event/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': apiKey,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'event_capabilities', arguments: {} },
-    }),
-  }).catch(() => undefined);
+  const res = await postToolCall(`http://127.0.0.1:${port}/event/mcp`, apiKey, 'event_capabilities').catch(
+    () => undefined,
+  );
   if (!res?.ok) return undefined;
   const body = (await res.json()) as {
     result: { structuredContent: { details: { worker: { reachable: boolean } } } };

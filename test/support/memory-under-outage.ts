@@ -7,6 +7,7 @@
  */
 import pg from 'pg';
 import { waitFor } from './harness.ts';
+import { postToolCall } from './tool-call.ts';
 
 export type OutagePhase = 'before' | 'down' | 'after';
 
@@ -35,21 +36,15 @@ export async function writeMemory(
   content: string,
 ): Promise<Pick<MemoryAnswer, 'status' | 'retryAfter' | 'body' | 'code' | 'id'>> {
   try {
-    const response = await fetch(`${url}/memory/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'x-api-key': key,
+    const response = await postToolCall(
+      `${url}/memory/mcp`,
+      key,
+      'memory_write',
+      { content },
+      {
+        signal: AbortSignal.timeout(MEMORY_CALL_DEADLINE_MS),
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'memory_write', arguments: { content } },
-      }),
-      signal: AbortSignal.timeout(MEMORY_CALL_DEADLINE_MS),
-    });
+    );
     const text = await response.text();
     // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers are checked field by field
     let body: Record<string, any>;

@@ -5,7 +5,8 @@ import { createLogger } from '../../gateway/logger.ts';
 import { UpstreamError } from '../../gateway/upstream/errors.ts';
 import { createUpstreamHttp, parseRetryAfter, type UpstreamRequest } from '../../gateway/upstream/http.ts';
 import { redactText, registerSecret } from '../../gateway/upstream/redact.ts';
-import { type LoopbackServer, sendJson, startLoopback } from '../support/contracts/loopback.ts';
+import { type Fault, type LoopbackServer, sendJson, startLoopback } from '../support/contracts/loopback.ts';
+import { whileCollecting } from '../support/gc.ts';
 
 let server: LoopbackServer;
 const logLines: string[] = [];
@@ -177,6 +178,40 @@ test("an error body is quoted on one line and marked untrusted; the gateway's ow
 test('a slow upstream ends in TIMEOUT at the call deadline', async () => {
   server.faults.push({ match: 'GET /ok', hang: true, times: 5 });
   await rejectsWith(call('/ok', { timeoutMs: 300 }), 'TIMEOUT');
+});
+
+test('the deadline outlives garbage collection however the upstream stalls, and holds no connection after', {
+  timeout: 60_000,
+}, async () => {
+  const stalls: Fault[] = [
+    { match: 'GET /ok', hang: true },
+    { match: 'GET /ok', stall: 'silence' },
+    { match: 'GET /ok', stall: 'half', body: '{"ok": true, "rows": [1, 2, 3]}' },
+    { match: 'GET /ok', stall: 'trickle' },
+  ];
+  server.faults.push(...stalls);
+  // All at once, so they also share the client's connection pool while it is stalled. (A call
+  // whose request the server had not read by the deadline is a timeout too.)
+  const stalled = stalls.map(() =>
+    rejectsWith(call('/ok', { idempotent: false, timeoutMs: 1000 }), 'TIMEOUT'),
+  );
+  await whileCollecting(Promise.all(stalled));
+  // The client lets go of every stalled connection rather than leave it open to the upstream.
+  await whileCollecting(server.released());
+  assert.deepEqual((await whileCollecting(call('/ok'))).json(), {
+    ok: true,
+    method: 'GET',
+    body: '',
+  });
+});
+
+test('a credential that never comes still ends the call at its deadline', async () => {
+  const error = await rejectsWith(
+    call('/never-sent', { timeoutMs: 300, authorize: () => new Promise<string>(() => {}) }),
+    'TIMEOUT',
+  );
+  assert.match(error.message, /did not answer within 300 ms/);
+  assert.equal(server.count('GET /never-sent'), 0);
 });
 
 test("the MCP request's abort ends the call as CANCELLED", async () => {

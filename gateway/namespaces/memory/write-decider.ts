@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { fetchWithin } from '../../upstream/deadline.ts';
 import type { MemoryRecord } from './store/types.ts';
 
 /**
@@ -50,43 +51,44 @@ export class WriteDecider {
 
   async decide(content: string, related: MemoryRecord[]): Promise<WriteDecision> {
     if (related.length === 0) return { action: 'add' };
-    let reply: Response;
+    let reply: Awaited<ReturnType<typeof fetchWithin>>;
     try {
-      reply = await fetch(`${this.settings.url.replace(/\/+$/, '')}/chat/completions`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
+      // The deadline covers the answer's body too: a model that stalls mid-answer must not hold the write.
+      reply = await fetchWithin(
+        `${this.settings.url.replace(/\/+$/, '')}/chat/completions`,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
+          },
+          body: JSON.stringify({
+            model: this.settings.model,
+            response_format: { type: 'json_object' },
+            messages: [
+              { role: 'system', content: INSTRUCTIONS },
+              {
+                role: 'user',
+                content: JSON.stringify({
+                  new_memory: content,
+                  existing: related.map((m) => ({
+                    id: m.id,
+                    content: m.content,
+                    written: new Date(m.updatedAt).toISOString(),
+                  })),
+                }),
+              },
+            ],
+          }),
+          redirect: 'error',
         },
-        body: JSON.stringify({
-          model: this.settings.model,
-          response_format: { type: 'json_object' },
-          messages: [
-            { role: 'system', content: INSTRUCTIONS },
-            {
-              role: 'user',
-              content: JSON.stringify({
-                new_memory: content,
-                existing: related.map((m) => ({
-                  id: m.id,
-                  content: m.content,
-                  written: new Date(m.updatedAt).toISOString(),
-                })),
-              }),
-            },
-          ],
-        }),
-        signal: AbortSignal.timeout(this.settings.timeoutMs),
-        redirect: 'error',
-      });
+        this.settings.timeoutMs,
+      );
     } catch (error) {
       return this.fallback(`model unreachable (${(error as Error).name})`);
     }
-    if (!reply.ok) {
-      await reply.body?.cancel();
-      return this.fallback(`model answered HTTP ${reply.status}`);
-    }
-    const body = (await reply.json().catch(() => null)) as {
+    if (!reply.ok) return this.fallback(`model answered HTTP ${reply.status}`);
+    const body = reply.json() as {
       choices?: { message?: { content?: unknown } }[];
     } | null;
     const text = body?.choices?.[0]?.message?.content;

@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { StateStore } from '../../../gateway/accounts/model.ts';
 import { FULL_SCOPES } from '../../../gateway/core/scopes.ts';
 import { bothStateStores, type StateStoreEnv, type StateStoreKind } from '../../support/state-stores.ts';
+import { postToolCall } from '../../support/tool-call.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: structured results are checked field by field
 export type Json = Record<string, any>;
@@ -24,20 +25,7 @@ export interface MemoryCalls {
 export function memoryCalls(gatewayUrl: () => string): MemoryCalls {
   const calls: MemoryCalls = {
     async call(key, name, args = {}) {
-      const response = await fetch(`${gatewayUrl()}/memory/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'x-api-key': key,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name, arguments: args },
-        }),
-      });
+      const response = await postToolCall(`${gatewayUrl()}/memory/mcp`, key, name, args);
       if (response.status !== 200) {
         await response.body?.cancel();
         return { status: response.status };

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { type GatewayProcess, startGatewayProcess } from '../../support/gateway-process.ts';
 import { freePort, mintKey, waitFor } from '../../support/harness.ts';
 import { type EmbeddingsServer, startEmbeddingsServer } from '../../support/openai-embeddings.ts';
+import { postToolCall } from '../../support/tool-call.ts';
 
 const CAP = 100;
 let dataDir: string;
@@ -29,16 +30,9 @@ let calls = 0;
 /** One tools/call on a fresh connection, alternating between the two processes. */
 async function call(key: string, name: string, args: Json, via?: GatewayProcess): Promise<Json> {
   const gateway = via ?? (calls++ % 2 === 0 ? threaded : single);
-  const response = await fetch(`${gateway.url}/memory/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-      // A new connection per call lets the kernel spread calls over the listener threads.
-      connection: 'close',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  const response = await postToolCall(`${gateway.url}/memory/mcp`, key, name, args, {
+    // A new connection per call lets the kernel spread calls over the listener threads.
+    headers: { connection: 'close' },
   });
   const body = (await response.json()) as { result: Json };
   return body.result;

@@ -3,15 +3,18 @@
  * temporary DATA_DIR), the official MCP SDK client over HTTP, and the loopback rerank
  * contract server. The reranker reorders the first stage's top N and nothing else; when it
  * times out, answers 5xx, the wrong shape or a NaN score, the search answers in first-stage
- * order and `degraded` says why; metrics count each outcome; the key never shows.
+ * order and `degraded` says why, also when it stalls mid-answer while garbage is collected;
+ * metrics count each outcome; the key never shows.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { GatewayMetrics } from '../../../gateway/ops/metrics.ts';
+import type { Fault } from '../../support/contracts/loopback.ts';
 import { overlapScore, type RerankContract, startRerankContract } from '../../support/contracts/rerank.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { whileCollecting } from '../../support/gc.ts';
 
 const KEY = 'rk-search-secret-9876543210';
 const QUERY = 'deploy the staging cluster';
@@ -172,7 +175,8 @@ describe('memory_search with an http reranker', () => {
     try {
       for (const [arrange, why] of cases) {
         arrange();
-        const result = await ok(client, 'memory_search', { query: QUERY, limit: 5 });
+        // Collections during the wait: a deadline held only weakly would be lost (gc.ts).
+        const result = await whileCollecting(ok(client, 'memory_search', { query: QUERY, limit: 5 }));
         assert.match(result.degraded, why);
         assert.match(result.degraded, /hits are in first-stage order/);
         assert.deepEqual(ids(result), firstStage);
@@ -206,6 +210,33 @@ describe('memory_search with an http reranker', () => {
       'the debug log speaks of reranking',
     );
     assert.ok(!logLines.some((line) => line.includes(KEY)), 'a log line holds the rerank key');
+  });
+
+  test('searches at once against a reranker that stalls every way each answer in first-stage order; the next one reranks', async () => {
+    const stalls: Fault[] = [
+      { match: 'POST /v1/rerank', hang: true },
+      { match: 'POST /v1/rerank', stall: 'silence' },
+      { match: 'POST /v1/rerank', stall: 'half', body: '{"results": [{"index": 0, "relevance_score": 1}]}' },
+      { match: 'POST /v1/rerank', stall: 'trickle' },
+      { match: 'POST /v1/rerank', reset: true },
+    ];
+    contract.server.faults.push(...stalls);
+    const searches = stalls.map(() => ok(client, 'memory_search', { query: QUERY, limit: 5 }));
+    const results = await whileCollecting(Promise.all(searches));
+    for (const result of results) {
+      assert.deepEqual(ids(result), firstStage);
+      // The reset is "could not be reached", unless its request had not reached the server by the deadline.
+      assert.match(
+        result.degraded,
+        /reranking skipped: the reranker (did not answer within 3000 ms|could not be reached); hits are in first-stage order/,
+      );
+    }
+    // No stalled connection is left open, nor for the next call to queue behind.
+    await whileCollecting(contract.server.released());
+    contract.server.faults.length = 0;
+    const next = await whileCollecting(ok(client, 'memory_search', { query: QUERY, limit: 5 }));
+    assert.equal(next.degraded, undefined);
+    assert.ok(next.hits.some((hit: Json) => hit.rerank_score !== undefined));
   });
 });
 

@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type ChatBody, type OpenAiContract, startOpenAiContract } from '../../support/contracts/openai.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { whileCollecting } from '../../support/gc.ts';
 import { type EmbeddingsServer, startEmbeddingsServer } from '../../support/openai-embeddings.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: structured results are checked field by field below
@@ -46,6 +47,7 @@ describe('memory write decision by an OpenAI-compatible model', () => {
         MEMORY_LLM_URL: chat.url,
         MEMORY_LLM_API_KEY: 'sk-chat',
         MEMORY_LLM_MODEL: 'decider-model',
+        MEMORY_EMBED_TIMEOUT_MS: '3000',
       },
     });
     client = new Client({ name: 'decider-test', version: '1.0.0' });
@@ -110,5 +112,22 @@ describe('memory write decision by an OpenAI-compatible model', () => {
       assert.match(written.decision.fallback, reason);
     }
     assert.equal((await get(base.id)).superseded_by, null);
+  });
+
+  test('a model that stalls mid-answer leaves the write to be stored as new at the deadline', async () => {
+    chat.reset(() => ({ content: '{"action":"add"}' }));
+    await write('commute of the user: the 8:10 train from Ashford', 'stall');
+    const asked = chat.server.count('POST /v1/chat/completions');
+    chat.server.faults.push({
+      match: 'POST /v1/chat/completions',
+      stall: 'half',
+      body: JSON.stringify({ choices: [{ message: { content: '{"action":"add"}' } }] }),
+    });
+    // Collections during the wait: a deadline held only weakly would be lost (test/support/gc.ts).
+    const written = await whileCollecting(write('commute of the user: the 8:40 train from Ashford', 'stall'));
+    assert.equal(chat.server.count('POST /v1/chat/completions'), asked + 1, 'the model was asked');
+    assert.equal(written.status, 'created');
+    assert.match(written.decision.fallback, /model unreachable \(TimeoutError\)/);
+    await whileCollecting(chat.server.released());
   });
 });

@@ -20,6 +20,11 @@ export interface Fault {
   body?: string;
   /** Hold the answer until the client goes away. */
   hang?: boolean;
+  /**
+   * Send the status and headers, then until the client goes away: `silence` (no body),
+   * `half` (the first half of `body`, then nothing) or `trickle` (a space every 50 ms).
+   */
+  stall?: 'silence' | 'half' | 'trickle';
   /** Close the socket without answering. */
   reset?: boolean;
   /** How many times this fault fires (default 1). */
@@ -38,6 +43,8 @@ export interface LoopbackServer {
   faults: Fault[];
   /** Requests whose method and path start with `match`. */
   count(match: string): number;
+  /** Resolves once the client has gone away from every hung or stalled answer. */
+  released(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,6 +57,7 @@ function matches(match: string, req: RecordedRequest): boolean {
 export async function startLoopback(handler: Handler): Promise<LoopbackServer> {
   const requests: RecordedRequest[] = [];
   const faults: Fault[] = [];
+  const holding = new Holding();
   const server: Server = createServer(async (raw, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of raw) chunks.push(chunk as Buffer);
@@ -67,8 +75,8 @@ export async function startLoopback(handler: Handler): Promise<LoopbackServer> {
         raw.socket.destroy();
         return;
       }
-      if (fault.hang) {
-        raw.socket.once('close', () => res.destroy());
+      if (fault.hang || fault.stall) {
+        holding.hold(fault, raw, res);
         return;
       }
       res.writeHead(fault.status ?? 500, { 'content-type': 'application/json', ...fault.headers });
@@ -89,12 +97,42 @@ export async function startLoopback(handler: Handler): Promise<LoopbackServer> {
     requests,
     faults,
     count: (match) => requests.filter((req) => matches(match, req)).length,
+    released: () => holding.released(),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The answers held open by `hang` and `stall` faults, until each client goes away. */
+class Holding {
+  private open = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  hold(fault: Fault, raw: IncomingMessage, res: ServerResponse): void {
+    // A request read after its client gave up: there is nothing left to hold.
+    if (raw.socket.destroyed) return;
+    this.open++;
+    let trickle: NodeJS.Timeout | undefined;
+    if (fault.stall) {
+      res.writeHead(fault.status ?? 200, { 'content-type': 'application/json', ...fault.headers });
+      res.flushHeaders();
+      const body = fault.body ?? '{}';
+      if (fault.stall === 'half') res.write(body.slice(0, Math.ceil(body.length / 2)));
+      if (fault.stall === 'trickle') trickle = setInterval(() => res.write(' '), 50);
+    }
+    raw.socket.once('close', () => {
+      clearInterval(trickle);
+      res.destroy();
+      if (--this.open === 0) for (const wake of this.waiting.splice(0)) wake();
+    });
+  }
+
+  released(): Promise<void> {
+    return this.open === 0 ? Promise.resolve() : new Promise((resolve) => this.waiting.push(resolve));
+  }
 }
 
 export function sendJson(

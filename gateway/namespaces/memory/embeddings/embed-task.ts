@@ -4,6 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import { workerData } from 'node:worker_threads';
+import { fetchWithin } from '../../../upstream/deadline.ts';
 import { miniLmDir } from './minilm/files.ts';
 import { niceThisThread } from './thread-priority.ts';
 import type { EmbeddingProviderSettings, EmbedResult, EmbedTask, RerankResult, RerankTask } from './types.ts';
@@ -42,23 +43,27 @@ async function embedOpenAi(
   settings: Extract<EmbeddingProviderSettings, { provider: 'openai' }>,
   texts: string[],
 ): Promise<EmbedResult> {
-  let response: Response;
+  let response: Awaited<ReturnType<typeof fetchWithin>>;
   try {
-    response = await fetch(`${settings.url.replace(/\/+$/, '')}/embeddings`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
+    // The deadline covers the body too: a provider that stalls mid-answer must not hold this thread.
+    response = await fetchWithin(
+      `${settings.url.replace(/\/+$/, '')}/embeddings`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
+        },
+        body: JSON.stringify({
+          model: settings.model,
+          input: texts,
+          encoding_format: 'float',
+          ...(settings.dimensions ? { dimensions: settings.dimensions } : {}),
+        }),
+        redirect: 'error',
       },
-      body: JSON.stringify({
-        model: settings.model,
-        input: texts,
-        encoding_format: 'float',
-        ...(settings.dimensions ? { dimensions: settings.dimensions } : {}),
-      }),
-      signal: AbortSignal.timeout(settings.timeoutMs),
-      redirect: 'error',
-    });
+      settings.timeoutMs,
+    );
   } catch (error) {
     return {
       ok: false,
@@ -69,10 +74,9 @@ async function embedOpenAi(
   if (!response.ok) {
     // 429 and 5xx pass; other 4xx mean this input or this configuration will never work.
     const permanent = response.status >= 400 && response.status < 500 && response.status !== 429;
-    await response.body?.cancel();
     return { ok: false, permanent, message: `embeddings endpoint answered HTTP ${response.status}` };
   }
-  const body = (await response.json().catch(() => null)) as {
+  const body = response.json() as {
     data?: { index?: number; embedding?: unknown }[];
   } | null;
   const data = body?.data;

@@ -15,6 +15,7 @@
  */
 import type { Logger } from 'pino';
 import { untilAborted } from '../../../../shared/until-aborted.ts';
+import { startDeadline } from '../../../upstream/deadline.ts';
 import type { Embedder } from '../embeddings/embedder.ts';
 import type { Ranked } from '../ranking.ts';
 import { type RerankerConfig, type RerankSetup, rerankInfo } from './config.ts';
@@ -42,15 +43,18 @@ function onnxReranker(config: Extract<RerankerConfig, { kind: 'onnx' }>, embedde
       inFlight--;
     });
     let result: Awaited<ReturnType<Embedder['rerank']>>;
+    // The deadline ends the wait, not the model run (embedder.ts says why a run is never cut).
+    const within = startDeadline(signal, config.timeoutMs);
     try {
-      // The deadline ends the wait, not the model run (embedder.ts says why a run is never cut).
-      result = await untilAborted(work, AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]));
+      result = await untilAborted(work, within.signal);
     } catch (error) {
       if (signal.aborted) throw new RerankFailure('cancelled', 'the search was cancelled');
       const name = (error as Error).name;
       if (name === 'TimeoutError' || name === 'AbortError')
         throw new RerankFailure('timeout', `the local reranker did not answer within ${config.timeoutMs} ms`);
       throw new RerankFailure('failed', 'the local reranker failed');
+    } finally {
+      within.clear();
     }
     if (!result.ok) throw new RerankFailure('failed', result.message);
     if (result.scores.length !== documents.length || result.scores.some((s) => !Number.isFinite(s)))
