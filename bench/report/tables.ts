@@ -7,6 +7,7 @@
  * run read the live file (memory quality, tools agents call): a run that rewrites it fails
  * the doc's test until the report is run and the prose reread.
  */
+import { eventClusterTable } from './event.ts';
 import { consumeTable, fullRunTable, provenanceTable, targetsTable } from './gateway.ts';
 import { memoryFullTable, memoryHeadlineTable } from './memory.ts';
 import { memoryQualityTable } from './memory-quality.ts';
@@ -44,6 +45,12 @@ export const TABLES: TableSpec[] = [
       rps: true,
       postgres: true,
     }),
+  },
+  {
+    name: 'event-cluster-2026-11-29T0706',
+    sources: ['event-2026-11-29T0706.json'],
+    command: 'npm run bench -- event',
+    render: eventClusterTable,
   },
   {
     name: 'full-run-2026-11-22',
