@@ -80,7 +80,7 @@ async function loadKeys(
   const pool = createPgPool(url, { max: 1, queryTimeoutMs: 600_000 });
   try {
     const [{ oid }] = (await pool.query("SELECT 'vector'::regtype::oid AS oid")).rows as [{ oid: number }];
-    // Statements are queued on one connection: the next batch is encoded while the last runs.
+    // One statement at a time on one connection; the next batch is encoded while the last runs.
     let inFlight: Promise<unknown> = Promise.resolve();
     const now = Date.now();
     for (let key = plan.fromKey; key < plan.toKey; key++) {
@@ -98,16 +98,16 @@ async function loadKeys(
           oid,
           rows.map((r) => vectors.get(vectorRow(plan.perKey, key, r.row))),
         );
-        const sent = pool.query(INSERT_BATCH, [
+        const params = [
           keyName(key),
           now,
           rows.map((r) => r.id),
           rows.map((r) => r.text),
           rows.map((r) => r.hash),
           binary,
-        ]);
+        ];
         await inFlight;
-        inFlight = sent;
+        inFlight = pool.query(INSERT_BATCH, params);
         for (const r of rows) ledger.add(r.id, keyName(key), vectorRow(plan.perKey, key, r.row));
       }
       await inFlight;

@@ -9,7 +9,7 @@
  */
 import { eventClusterTable } from './event.ts';
 import { consumeTable, fullRunTable, provenanceTable, targetsTable } from './gateway.ts';
-import { memoryFullTable, memoryHeadlineTable } from './memory.ts';
+import { memoryFullTable, memoryHeadlineTable, memoryPgLoadTable, memoryScaleTable } from './memory.ts';
 import { memoryQualityTable } from './memory-quality.ts';
 import { embeddersTable, footprintFloorsTable, footprintTable, opsTable } from './ops-footprint.ts';
 import type { ResultFile } from './source.ts';
@@ -112,6 +112,18 @@ export const TABLES: TableSpec[] = [
     sources: ['memory-2026-11-23T2007.json'],
     command: 'npm run bench -- memory',
     render: memoryFullTable,
+  },
+  {
+    name: 'memory-scale-2026-11-29T0738',
+    sources: ['memory-2026-11-29T0738.json'],
+    command: 'npm run bench -- memory',
+    render: memoryScaleTable,
+  },
+  {
+    name: 'memory-pg-load-2026-11-29T0738',
+    sources: ['memory-2026-11-29T0738.json'],
+    command: 'npm run bench -- memory',
+    render: memoryPgLoadTable,
   },
   {
     name: 'memory-quality-minilm',
