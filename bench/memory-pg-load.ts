@@ -1,9 +1,10 @@
 /**
  * Bulk loading of the Postgres memory store for the scale rows: whole keys of memories
  * written by SQL into the store's own tables (the migrations' schema, the same columns the
- * store writes and its generated tsvector), then one HNSW build over every vector. Writing
- * a million memories through memory_write would measure the write path for hours; the rows
- * are the same, only how they arrive differs.
+ * store writes and its generated tsvector), then one HNSW build over every vector. A
+ * million memories written one transaction each, as memory_write does, would put the write
+ * path's minutes before every search figure; the rows are the same, only how they arrive
+ * differs.
  *
  * Each batch is one statement: the memories and their vectors in one CTE, vectors sent in
  * pgvector's binary format (an array of `vector` in a binary parameter), so neither side
