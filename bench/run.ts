@@ -13,6 +13,7 @@ import { runConsumeSection } from './consume.ts';
 import { runEmbeddersSection } from './embedders.ts';
 import { benchEras, eraRows } from './eras.ts';
 import { benchConsume, benchPublish, startStack } from './event.ts';
+import { benchEventCluster } from './event-cluster.ts';
 import { benchScale } from './event-scale.ts';
 import { runFootprintSection } from './footprint.ts';
 import { benchFrontend, frontendRows } from './frontend.ts';
@@ -28,6 +29,8 @@ const quick = process.argv.includes('--quick');
 const plan = quick
   ? { frontSeconds: 2, publishSeconds: 2, warmPolls: 50, ephemeralPolls: 3, groups: 100, idleMs: 5_000 }
   : { frontSeconds: 8, publishSeconds: 6, warmPolls: 300, ephemeralPolls: 10, groups: 1000, idleMs: 15_000 };
+// Records drained by the group-poll rows on the three-broker cluster (`npm run bench -- event`).
+const pollMessages = quick ? 2_000 : 20_000;
 const log = (line: string) => console.error(`[bench] ${line}`);
 const ratio = (ours: number, theirs: number) => Math.round((ours / theirs) * 100) / 100;
 
@@ -125,30 +128,39 @@ if (process.argv.includes('frontend')) {
 }
 
 // `npm run bench -- event` runs the event_publish rows alone (c1 and c64, about a minute;
-// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's).
+// BENCH_WORKER_NODE_FLAGS runs the worker with other Node flags than the Procfile's), then
+// publish and group polls on a three-broker cluster (RF 3, acks=all; event-cluster.ts).
 if (process.argv.includes('event')) {
   const broker = await startPrivateKafka(0);
+  let rows: Awaited<ReturnType<typeof benchPublish>>;
   try {
     const stack = await startStack(broker.kafka.plaintext);
-    const rows = await benchPublish(broker.kafka.plaintext, stack, [1, 64], plan.publishSeconds, log).finally(
-      () => stack.stop(),
-    );
-    await writeSection('event', {
-      workerNodeFlags: process.env.BENCH_WORKER_NODE_FLAGS ?? null,
-      publish: rows,
-    });
-    console.table(
-      rows.map((row) => ({
-        concurrency: row.concurrency,
-        rps: row.rps,
-        'p50/p99 ms': `${row.p50Ms}/${row.p99Ms}`,
-        'kafkajs rps': row.kafkajsRps,
-        ratio: ratio(row.rps, row.kafkajsRps),
-      })),
+    rows = await benchPublish(broker.kafka.plaintext, stack, [1, 64], plan.publishSeconds, log).finally(() =>
+      stack.stop(),
     );
   } finally {
     await broker.cleanup();
   }
+  // One broker is stopped before three start: the two never share the machine.
+  const cluster = await benchEventCluster({ publishSeconds: plan.publishSeconds, pollMessages }, log);
+  await writeSection('event', {
+    workerNodeFlags: process.env.BENCH_WORKER_NODE_FLAGS ?? null,
+    publish: rows,
+    cluster,
+  });
+  const publishRow = (brokers: number) => (row: (typeof rows)[number]) => ({
+    brokers,
+    concurrency: row.concurrency,
+    rps: row.rps,
+    'p50/p99 ms': `${row.p50Ms}/${row.p99Ms}`,
+    'kafkajs rps': row.kafkajsRps,
+    ratio: ratio(row.rps, row.kafkajsRps),
+  });
+  console.table([...rows.map(publishRow(1)), ...cluster.publish.map(publishRow(3))]);
+  const poll = cluster.groupPoll;
+  console.log(
+    `group poll, 3 brokers: ${poll.messagesPerSecond} msgs/s (${poll.pollsPerSecond} polls/s, p50/p99 ${poll.pollP50Ms}/${poll.pollP99Ms} ms) against kafkajs ${poll.kafkajsMessagesPerSecond} msgs/s, ratio ${ratio(poll.messagesPerSecond, poll.kafkajsMessagesPerSecond)}`,
+  );
   process.exit(0);
 }
 

@@ -14,6 +14,14 @@ interface Recall {
   keys: number;
   recallAt10: number;
 }
+interface PgLoad {
+  rows: number;
+  keys: number;
+  loadSeconds: number;
+  rowsPerSecond: number;
+  indexSeconds: number | null;
+  indexBudgetSeconds: number;
+}
 interface Write {
   concurrency: number;
   embeddings: string;
@@ -35,7 +43,7 @@ interface MemoryRun {
   targets: { hybridP99Ms: number; recallAt10: number; writesPerSecond: number; mcpWriteP99Ms: number };
   inserts: { writesPerSecond: number; writesPerSecondAtCap: number; vectorsPerSecond: number };
   search: { latency: Latency[]; recall: Recall[]; bytesPerMemory: number };
-  postgres?: { latency: Latency[]; recall: Recall[] };
+  postgres?: { latency: Latency[]; recall: Recall[]; loads?: PgLoad[] };
   quality?: {
     rows: QualityRow[];
     floors: { minScore: number; keptCorrect: number; emptiedUnanswerable: number }[];
@@ -181,4 +189,68 @@ function qualityRows(run: MemoryRun): string[][] {
       f.minScore === q.chosen.minScore ? 'chosen' : '',
     ]),
   ];
+}
+
+/** `100000` as `100k`, `1000000` as `1M`. */
+const size = (n: number) => (n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : thousands(n));
+
+/**
+ * Search on both engines at the scale layouts of one run: per key size and keys in the
+ * table, each mode's p50 / p99 and recall@10 against an exact scan of the same key.
+ */
+export function memoryScaleTable([file]: ResultFile[]): string {
+  const run = file!.data as unknown as MemoryRun;
+  const engines: Array<[string, { latency: Latency[]; recall: Recall[] }]> = [['SQLite', run.search]];
+  if (run.postgres) engines.push(['Postgres', run.postgres]);
+  const rows: string[][] = [];
+  for (const [engine, figures] of engines) {
+    for (const r of figures.recall) {
+      if (r.perKey < 100_000 && engine === 'SQLite' && figures.recall.some((o) => o.perKey >= 100_000))
+        continue;
+      const mode = (m: Latency['mode']) => {
+        const l = figures.latency.find((x) => x.perKey === r.perKey && x.keys === r.keys && x.mode === m);
+        return l ? `${l.p50Ms} / ${l.p99Ms}` : '';
+      };
+      const hybrid = figures.latency.find(
+        (x) => x.perKey === r.perKey && x.keys === r.keys && x.mode === 'hybrid',
+      );
+      rows.push([
+        engine,
+        `${size(r.perKey)} × ${keysLabel(r.keys)} (${size(r.perKey * r.keys)} in the ${engine === 'SQLite' ? 'file' : 'table'})`,
+        mode('hybrid'),
+        mode('keyword'),
+        mode('vector'),
+        `${r.recallAt10}`,
+        hybrid && r.perKey >= 100_000 ? verdict(hybrid.p99Ms <= run.targets.hybridP99Ms) : '',
+      ]);
+    }
+  }
+  return table(
+    [
+      'engine',
+      'per key × keys',
+      'hybrid p50 / p99 ms',
+      'keyword p50 / p99 ms',
+      'vector p50 / p99 ms',
+      'recall@10 vs exact',
+      `hybrid p99 ≤ ${run.targets.hybridP99Ms}`,
+    ],
+    rows,
+  );
+}
+
+/** How the Postgres scale layouts were loaded: rows by SQL batches, then one HNSW build. */
+export function memoryPgLoadTable([file]: ResultFile[]): string {
+  const run = file!.data as unknown as MemoryRun;
+  const loads = run.postgres?.loads ?? [];
+  if (loads.length === 0) throw new Error(`${file!.name} has no Postgres load figures`);
+  return table(
+    ['memories in the table', 'keys', 'load s (rows/s)', 'HNSW build s (whole table)'],
+    loads.map((l) => [
+      size(l.rows),
+      `${l.keys}`,
+      `${l.loadSeconds} (${l.rowsPerSecond})`,
+      l.indexSeconds === null ? `not built within ${l.indexBudgetSeconds}` : `${l.indexSeconds}`,
+    ]),
+  );
 }

@@ -7,8 +7,9 @@
  * run read the live file (memory quality, tools agents call): a run that rewrites it fails
  * the doc's test until the report is run and the prose reread.
  */
+import { eventClusterTable } from './event.ts';
 import { consumeTable, fullRunTable, provenanceTable, targetsTable } from './gateway.ts';
-import { memoryFullTable, memoryHeadlineTable } from './memory.ts';
+import { memoryFullTable, memoryHeadlineTable, memoryPgLoadTable, memoryScaleTable } from './memory.ts';
 import { memoryQualityTable } from './memory-quality.ts';
 import { embeddersTable, footprintFloorsTable, footprintTable, opsTable } from './ops-footprint.ts';
 import type { ResultFile } from './source.ts';
@@ -44,6 +45,12 @@ export const TABLES: TableSpec[] = [
       rps: true,
       postgres: true,
     }),
+  },
+  {
+    name: 'event-cluster-2026-11-29T0706',
+    sources: ['event-2026-11-29T0706.json'],
+    command: 'npm run bench -- event',
+    render: eventClusterTable,
   },
   {
     name: 'full-run-2026-11-22',
@@ -105,6 +112,18 @@ export const TABLES: TableSpec[] = [
     sources: ['memory-2026-11-23T2007.json'],
     command: 'npm run bench -- memory',
     render: memoryFullTable,
+  },
+  {
+    name: 'memory-scale-2026-11-29T0738',
+    sources: ['memory-2026-11-29T0738.json'],
+    command: 'npm run bench -- memory',
+    render: memoryScaleTable,
+  },
+  {
+    name: 'memory-pg-load-2026-11-29T0738',
+    sources: ['memory-2026-11-29T0738.json'],
+    command: 'npm run bench -- memory',
+    render: memoryPgLoadTable,
   },
   {
     name: 'memory-quality-minilm',

@@ -9,7 +9,8 @@ import { announce } from './ready.ts';
 const concurrency = Number(process.env.CONCURRENCY ?? 64);
 const durationMs = Number(process.env.DURATION_MS ?? 5000);
 const topic = process.env.TOPIC ?? '';
-const kafka = new Kafka({ brokers: [process.env.BOOTSTRAP ?? ''], logLevel: logLevel.NOTHING });
+// A cluster's bootstrap list is comma-separated, as `npm run kafka` prints it.
+const kafka = new Kafka({ brokers: (process.env.BOOTSTRAP ?? '').split(','), logLevel: logLevel.NOTHING });
 const producer = kafka.producer({ idempotent: true, createPartitioner: Partitioners.DefaultPartitioner });
 await producer.connect();
 const value = 'x'.repeat(1024);
