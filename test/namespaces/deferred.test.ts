@@ -15,9 +15,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import type { NamespaceParts } from '../../gateway/mcp/namespace-contract.ts';
 import { defineTool, type ToolContext, type ToolDefinition } from '../../gateway/mcp/tool.ts';
-import { deferredParts } from '../../gateway/namespaces/deferred.ts';
+import { deferredParts, type LoadedParts } from '../../gateway/namespaces/deferred.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
 import { BASE, META, PV } from '../support/raw-mcp.ts';
@@ -106,7 +105,7 @@ test('an idle gateway lists every namespace without loading the memory store; th
 });
 
 /** A one-tool namespace's live parts; `closed` records that close() ran. */
-function liveParts(closed: string[]): NamespaceParts {
+function liveParts(closed: string[]): LoadedParts {
   return {
     tools: [echoTool('live')],
     capabilities: async () => ({ ready: true, configured: true }),
@@ -136,7 +135,7 @@ test('concurrent first calls share one load; a failed load names the namespace a
   const closed: string[] = [];
   const parts = deferredParts({
     name: 'toy',
-    listing: [echoTool('listing')],
+    listing: async () => [echoTool('listing')],
     load: async () => {
       loads += 1;
       await new Promise((resolve) => setImmediate(resolve));
@@ -144,7 +143,7 @@ test('concurrent first calls share one load; a failed load names the namespace a
       return liveParts(closed);
     },
   });
-  const [tool] = parts.tools;
+  const [tool] = await parts.tools();
   assert.equal(tool?.name, 'toy_echo');
 
   const failed = await Promise.allSettled([
@@ -181,7 +180,7 @@ test('a deferred namespace never loaded closes without loading; health answers f
   const closed: string[] = [];
   const parts = deferredParts({
     name: 'toy',
-    listing: [echoTool('listing')],
+    listing: async () => [echoTool('listing')],
     load: async () => {
       loads += 1;
       return { ...liveParts(closed), health: async () => ({ ok: false, detail: 'live answer' }) };
@@ -190,14 +189,14 @@ test('a deferred namespace never loaded closes without loading; health answers f
   });
   assert.deepEqual(await parts.health!(), { ok: true });
   assert.equal(loads, 0, 'health before the first call did not load');
-  await parts.tools[0]!.handler({ text: 'x' }, context);
+  await (await parts.tools())[0]!.handler({ text: 'x' }, context);
   assert.deepEqual(await parts.health!(), { ok: false, detail: 'live answer' });
   await parts.close();
   assert.deepEqual(closed, ['live']);
 
   const untouched = deferredParts({
     name: 'toy',
-    listing: [echoTool('listing')],
+    listing: async () => [echoTool('listing')],
     load: async () => liveParts([]),
   });
   await untouched.close();
