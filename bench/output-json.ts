@@ -8,7 +8,7 @@
  * every tool's output (bench/results/tool-calls-2026-11-29T0455.json holds those figures).
  */
 import { compileNamespace } from '../gateway/mcp/namespace.ts';
-import { mountNamespace } from '../gateway/mcp/namespace-mount.ts';
+import { mountedDefinition, mountNamespace } from '../gateway/mcp/namespace-mount.ts';
 import { eventNamespace } from '../gateway/namespaces/event/index.ts';
 
 export interface WriterFigures {
@@ -73,7 +73,9 @@ function timeWriters(
 export async function capabilitiesFigures(): Promise<WriterFigures> {
   const status = { configured: true, brokerConfigured: true, brokerReachable: true, missingSettings: [] };
   const broker = { call: () => Promise.resolve(status) };
-  const namespace = compileNamespace(mountNamespace(eventNamespace, {}, { broker } as never));
+  const namespace = compileNamespace(
+    await mountedDefinition(mountNamespace(eventNamespace, {}, { broker } as never)),
+  );
   const tool = namespace.tools.get('event_capabilities')!;
   const context = { caller: { apiKeyId: 'bench' }, requestId: 'bench' } as never;
   const output = await tool.handler({}, context);

@@ -9,7 +9,7 @@ import type { AccessHooks, CallDescription } from './mcp/access.ts';
 import { routeFromHeaders } from './mcp/classify.ts';
 import { type CallNote, emptyNote, handleMcpPost, type McpPost, refusalResponse } from './mcp/handle-post.ts';
 import { checkMediaTypes } from './mcp/media-types.ts';
-import type { CompiledNamespace } from './mcp/namespace.ts';
+import type { CompiledNamespace, NamespaceRoute } from './mcp/namespace.ts';
 import { bodyText } from './mcp/unicode.ts';
 import { outcomeOfStatus, type RequestObserver, STORE_UNAVAILABLE } from './ops/observer.ts';
 import { endRequestSpan, startRequestSpan, withActiveSpan } from './ops/tracing.ts';
@@ -18,7 +18,8 @@ import { StateStoreUnavailableError } from './store/unreachable.ts';
 
 export interface AppOptions {
   authenticator: ApiKeyAuthenticator;
-  namespaces: CompiledNamespace[];
+  /** Each namespace's route; a namespace is compiled by its first request. */
+  namespaces: NamespaceRoute[];
   allowedOrigins: string[];
   /** MCP_MAX_BODY_BYTES, quoted in the 413 answer. */
   maxBodyBytes: number;
@@ -70,7 +71,7 @@ const requestIdPrefix = `${process.pid.toString(36)}-${Date.now().toString(36)}`
 
 /** What the router needs on every request, gathered once when the app is built. */
 interface Router {
-  routes: Map<string, CompiledNamespace>;
+  routes: Map<string, NamespaceRoute>;
   originAllowed: ReturnType<typeof createOriginPolicy>;
   tooLargeMessage: string;
   authenticator: ApiKeyAuthenticator;
@@ -101,7 +102,7 @@ export function createApp({
   tracer,
 }: AppOptions): RequestHandler {
   const router: Router = {
-    routes: new Map(namespaces.map((namespace) => [`/${namespace.definition.name}/mcp`, namespace])),
+    routes: new Map(namespaces.map((namespace) => [`/${namespace.name}/mcp`, namespace])),
     originAllowed: createOriginPolicy(allowedOrigins),
     tooLargeMessage:
       `The request body is over this gateway's limit of ${maxBodyBytes} bytes (MCP_MAX_BODY_BYTES). ` +
@@ -164,6 +165,25 @@ async function routeRequest(router: Router, context: RequestContext): Promise<Ht
   return observed(router, context, namespace, auth, router.observer);
 }
 
+/** The route's first compile; undefined (logged) when it failed, and the next request tries again. */
+async function compiled(router: Router, route: NamespaceRoute): Promise<CompiledNamespace | undefined> {
+  try {
+    return await route.compile();
+  } catch (error) {
+    router.log.error({ err: error, namespace: route.name }, `namespace ${route.name} could not be loaded`);
+    return undefined;
+  }
+}
+
+function namespaceUnavailable(route: NamespaceRoute): HttpResponse {
+  return jsonError(
+    503,
+    'namespace_unavailable',
+    `The ${route.name} namespace could not be loaded (the gateway log says why); retry shortly, or report it.`,
+    { 'retry-after': '1' },
+  );
+}
+
 /**
  * Reads the request's addresses now: engines work them out on first read, and only while
  * the request is live (see AddressedHead), so code that records them after waiting reads
@@ -216,7 +236,7 @@ function refuseKey(
   router.observer?.refused(
     {
       at: Date.now(),
-      namespace: router.routes.get(head.path)?.definition.name ?? null,
+      namespace: router.routes.get(head.path)?.name ?? null,
       method: head.headers['mcp-method']?.slice(0, 100) ?? null,
       tool: null,
       knownTool: false,
@@ -239,7 +259,7 @@ function refuseKey(
 async function observed(
   router: Router,
   context: RequestContext,
-  namespace: CompiledNamespace,
+  namespace: NamespaceRoute,
   auth: Admitted,
   watcher: RequestObserver | undefined,
 ): Promise<HttpResponse> {
@@ -266,7 +286,7 @@ async function observed(
   } finally {
     const record = {
       at,
-      namespace: namespace.definition.name,
+      namespace: namespace.name,
       method: note.method,
       tool: note.tool,
       knownTool: note.knownTool,
@@ -289,7 +309,7 @@ async function observed(
 async function serveMcp(
   router: Router,
   context: RequestContext,
-  namespace: CompiledNamespace,
+  route: NamespaceRoute,
   auth: Admitted,
   note: CallNote | undefined,
 ): Promise<HttpResponse> {
@@ -298,13 +318,16 @@ async function serveMcp(
 
   // Every authenticated MCP request counts, before anything of it is read or run.
   if (router.rateGate) {
-    const limited = await router.rateGate.check(auth.apiKeyId, auth.limits, namespace.definition.name);
+    const limited = await router.rateGate.check(auth.apiKeyId, auth.limits, route.name);
     if (limited) {
       // deny's 503 while Redis is away refuses the key's request like a 429 does: the trail records it.
       if (note && limited.status === 503) note.errorCode = STORE_UNAVAILABLE;
       return limited;
     }
   }
+  // Compiled by the namespace's first request (decision 0190); from then on a field read.
+  const namespace = route.compiled ?? (await compiled(router, route));
+  if (!namespace) return namespaceUnavailable(route);
 
   const caller = { apiKeyId: auth.apiKeyId, scopes: auth.scopes, limits: auth.limits };
   // A 2026-07-28 request names its call in headers: a key that may not make it is refused

@@ -4,7 +4,7 @@ import { type GatewayInstance, startGatewayInstance } from './instance.ts';
 import { type ListenerThreads, startListenerThreads } from './listener-threads.ts';
 import { createLogger, wantsPrettyLogs } from './logger.ts';
 import { AuditLog } from './ops/audit.ts';
-import { type OpsListener, startOpsListener } from './ops/ops-server.ts';
+import type { OpsListener } from './ops/ops-server.ts';
 
 function configurationOrExit(): GatewayConfig {
   try {
@@ -52,7 +52,11 @@ try {
   }
   if (metrics && config.METRICS_PORT !== undefined) {
     const running = instance;
-    const { mergedMetrics } = await import('./ops/scrape.ts');
+    // node:http, for this listener alone, loads only with it.
+    const [{ mergedMetrics }, { startOpsListener }] = await Promise.all([
+      import('./ops/scrape.ts'),
+      import('./ops/ops-server.ts'),
+    ]);
     ops = await startOpsListener(
       config.METRICS_HOST,
       config.METRICS_PORT,

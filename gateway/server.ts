@@ -13,7 +13,8 @@ import { meterTools } from './limits/quotas.ts';
 import { type LimitObserver, RateGate } from './limits/rate-gate.ts';
 import { processLimitTable } from './limits/shared-table.ts';
 import type { AccessHooks } from './mcp/access.ts';
-import { type CompiledNamespace, compileNamespace } from './mcp/namespace.ts';
+import { NamespaceRoute } from './mcp/namespace.ts';
+import { mountedDefinition } from './mcp/namespace-mount.ts';
 import { guardToolArguments, scopeAccess } from './mcp/scope-access.ts';
 import type { BrokerCalls } from './namespaces/event/broker-calls.ts';
 import {
@@ -119,21 +120,23 @@ async function createRateGate(
   });
 }
 
-/** Wraps each mounted namespace in its quota meter and argument guard, then compiles it for routing. */
-function compileMounted(
+/**
+ * Each mounted namespace's route. Its first request builds its tools, wraps each in its quota
+ * meter and argument guard, and compiles it (decision 0190): an idle gateway holds no tool.
+ */
+function routesOf(
   mounted: ReturnType<typeof mountNamespaces>,
   store: StateStore,
   table: ReturnType<typeof processLimitTable>,
   observeLimits: LimitObserver | undefined,
-): CompiledNamespace[] {
-  return (
-    mounted
-      // Scopes are checked first, so a call the key may not make never spends its quota.
-      .map((definition) =>
-        meterTools(definition, { store, table, ...(observeLimits ? { observe: observeLimits } : {}) }),
-      )
-      .map(guardToolArguments)
-      .map(compileNamespace)
+): NamespaceRoute[] {
+  const meter = { store, table, ...(observeLimits ? { observe: observeLimits } : {}) };
+  return mounted.map(
+    (namespace) =>
+      new NamespaceRoute(namespace.name, async () =>
+        // Scopes are checked first, so a call the key may not make never spends its quota.
+        guardToolArguments(meterTools(await mountedDefinition(namespace), meter)),
+      ),
   );
 }
 
@@ -240,8 +243,8 @@ export async function startGateway({
     },
     contracts,
   );
-  const namespaces = compileMounted(mounted, store, limitTable, observeLimits);
-  const names = namespaces.map((namespace) => namespace.definition.name);
+  const namespaces = routesOf(mounted, store, limitTable, observeLimits);
+  const names = namespaces.map((namespace) => namespace.name);
   const consolePages = consolePagesFor(config, store, log, names);
   const observer = requestObserver(metrics, audit);
   const handler = createApp({
@@ -258,7 +261,7 @@ export async function startGateway({
     ...(tracer ? { tracer } : {}),
   });
 
-  const { engine, fallbackReasons } = selectEngine(config.HTTP_ENGINE);
+  const { engine, fallbackReasons } = await selectEngine(config.HTTP_ENGINE);
   const requests = drainable(handler);
   const listening = { host: config.HOST, port: config.PORT, maxBodyBytes: config.MCP_MAX_BODY_BYTES };
   const clientAddressOf = clientAddressRule(config.trustProxy);

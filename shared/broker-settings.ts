@@ -7,7 +7,6 @@
  * a missing broker address or missing credentials is not an error but "unconfigured",
  * reported by `brokerReadiness` and by every event tool.
  */
-import { inspect } from 'node:util';
 import { groupNameProblem, topicNameProblem } from './event/names.ts';
 
 export const SECURITY_PROTOCOLS = ['SASL_SSL', 'SASL_PLAINTEXT', 'SSL', 'PLAINTEXT'] as const;
@@ -25,6 +24,13 @@ export class SettingsError extends Error {
     super(`${variable}: ${problem}`);
   }
 }
+
+/**
+ * util.inspect's hook, by its registered name (Node documents `util.inspect.custom` as this
+ * symbol): importing node:util would load its argument parser and MIME modules in every
+ * process that reads broker settings.
+ */
+const INSPECT_CUSTOM = Symbol.for('nodejs.util.inspect.custom');
 
 /**
  * SASL username and password. Kept out of every serialization path: JSON.stringify and
@@ -46,7 +52,7 @@ export class BrokerCredentials {
   toJSON(): string {
     return '[redacted]';
   }
-  [inspect.custom](): string {
+  [INSPECT_CUSTOM](): string {
     return '[redacted]';
   }
 }

@@ -96,6 +96,18 @@ export const TABLES: TableSpec[] = [
   },
   { name: 'ops', sources: ['ops-2026-11-26T1131.json'], command: 'npm run bench', render: opsTable },
   {
+    name: 'footprint-floors-2026-11-29',
+    sources: ['footprint-2026-11-29T0726.json'],
+    command: 'npm run bench -- footprint',
+    render: footprintFloorsTable,
+  },
+  {
+    name: 'footprint-floors-2026-11-29-before',
+    sources: ['footprint-2026-11-29T0734-before-0190.json'],
+    command: 'npm run bench -- footprint',
+    render: footprintFloorsTable,
+  },
+  {
     name: 'footprint-floors',
     sources: ['footprint-2026-11-26T1733.json'],
     command: 'npm run bench -- footprint',

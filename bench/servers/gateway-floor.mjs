@@ -2,8 +2,9 @@
  * The footprint bench's baseline for the gateway: the libraries a gateway of this design
  * loads before serving its first request, in a bare process with none of the project's
  * code. It listens with uWebSockets.js, opens a SQLite file with better-sqlite3 (the key
- * store), checks one object with zod, packs an IPC frame with msgpackr, logs with pino and
- * holds a prom-client registry with the default Node metrics (issue 24's /metrics). The
+ * store), checks one object with zod, packs an IPC frame with msgpackr and logs with pino.
+ * prom-client and OpenTelemetry are not here: the gateway loads them only when configured
+ * (METRICS_PORT, OTEL_EXPORTER_OTLP_ENDPOINT), and the footprint bench sets neither. The
  * gateway's idle RSS minus this one is what the project's own code costs.
  *
  * Plain JavaScript: a TypeScript entry would load tsx, which the production tree does not.
@@ -13,7 +14,6 @@ import uws from '@trufflesuite/uws-js-unofficial';
 import Database from 'better-sqlite3';
 import { Packr } from 'msgpackr';
 import pino from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import { z } from 'zod';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
@@ -23,8 +23,6 @@ db.exec('CREATE TABLE IF NOT EXISTS keys (id TEXT PRIMARY KEY, hash TEXT NOT NUL
 const lookup = db.prepare('SELECT hash FROM keys WHERE id = ?');
 const body = z.object({ jsonrpc: z.literal('2.0'), id: z.number(), method: z.string() });
 const packr = new Packr();
-const registry = new Registry();
-collectDefaultMetrics({ register: registry });
 
 const answer = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}');
 uws

@@ -7,14 +7,16 @@ import { readFileSync } from 'node:fs';
 import { wholeBody } from '../../gateway/http/engine.ts';
 import { loadUws } from '../../gateway/http/uws-loader.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
-import { mountNamespace } from '../../gateway/mcp/namespace-mount.ts';
+import { mountedDefinition, mountNamespace } from '../../gateway/mcp/namespace-mount.ts';
 import { eventNamespace } from '../../gateway/namespaces/event/index.ts';
 import { announce } from './ready.ts';
 
 /** The gateway's own tools/list answer for BENCH_ERA (legacy or modern), id 1, encoded by its wire. */
-function toolsListBody(): Buffer {
+async function toolsListBody(): Promise<Buffer> {
   const unused = { call: () => Promise.reject(new Error('unused')) };
-  const namespace = compileNamespace(mountNamespace(eventNamespace, {}, { broker: unused }));
+  const namespace = compileNamespace(
+    await mountedDefinition(mountNamespace(eventNamespace, {}, { broker: unused })),
+  );
   const wire = process.env.BENCH_ERA === 'modern' ? namespace.modern : namespace.legacy;
   return Buffer.from(wholeBody(wire.toolsList(1, undefined).body));
 }
@@ -22,7 +24,7 @@ function toolsListBody(): Buffer {
 const { loaded, failures } = loadUws();
 if (!loaded) throw new Error(`no uWebSockets.js build loads: ${failures.join('; ')}`);
 // Same bytes as the gateway's tools/list answer, so only the work around them differs.
-const body = process.env.BENCH_BODY_FILE ? readFileSync(process.env.BENCH_BODY_FILE) : toolsListBody();
+const body = process.env.BENCH_BODY_FILE ? readFileSync(process.env.BENCH_BODY_FILE) : await toolsListBody();
 const app = loaded.uws.App();
 app.any('/*', (res) => {
   res.onAborted(() => {});

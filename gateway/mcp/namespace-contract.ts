@@ -42,8 +42,12 @@ export interface HealthReport {
 
 /** What a namespace's create() returns: its tools and the three questions the gateway asks it. */
 export interface NamespaceParts {
-  /** In the order tools/list answers; `<name>_capabilities` is added in front by the contract. */
-  tools: ToolDefinition[];
+  /**
+   * The tools, in the order tools/list answers; `<name>_capabilities` is added in front by the
+   * contract. Asked once, by the namespace's first request, not at start: the modules that
+   * build them (their zod schemas and descriptions) stay unloaded in an idle gateway.
+   */
+  tools(): Promise<ToolDefinition[]>;
   /**
    * Asked on each `<name>_capabilities` call; may ask a dependency, under that call's own
    * deadline. It gets no abort signal: the question is short, and a signal per call cost

@@ -16,8 +16,13 @@ import {
 } from './namespace-contract.ts';
 import { defineTool, type ToolDefinition, ToolError } from './tool.ts';
 
-/** A namespace as the gateway holds it: the MCP definition plus the contract's questions. */
-export interface MountedNamespace extends NamespaceDefinition {
+/**
+ * A namespace as the gateway holds it: the MCP definition, whose tools are built when first
+ * asked for (the namespace's first request), plus the contract's questions.
+ */
+export interface MountedNamespace extends Omit<NamespaceDefinition, 'tools'> {
+  /** `<name>_capabilities` and the namespace's own tools, refused while a setting is bad. */
+  tools(): Promise<ToolDefinition[]>;
   /** Present when the namespace has something of its own to reach (see NamespaceParts.health). */
   health?(): Promise<HealthReport>;
   /** Present when the namespace queues work of its own (see NamespaceParts.backlog). */
@@ -33,6 +38,8 @@ export interface ParsedSettings<T> {
   problems: string[];
 }
 
+const ONCE = { jitless: true } as const;
+
 /**
  * Parses `env` with `schema`, empty values counting as unset. A bad setting is reported by
  * name, and parsing is retried without it, so the namespace is built on its defaults.
@@ -41,14 +48,15 @@ export function parseSettings<S extends z.ZodType>(schema: S, env: Env): ParsedS
   const present = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
-  const first = schema.safeParse(present);
+  // Parsed once, at start: zod's compiled fast path would be built, and kept, for this parse.
+  const first = schema.safeParse(present, ONCE);
   if (first.success) return { settings: first.data, problems: [] };
   const problems = first.error.issues.map(
     (issue) => `${issue.path.length ? issue.path.join('.') : '(settings)'}: ${issue.message}`,
   );
   const bad = new Set(first.error.issues.map((issue) => String(issue.path[0])));
   const rest = Object.fromEntries(Object.entries(present).filter(([name]) => !bad.has(name)));
-  const second = schema.safeParse(rest);
+  const second = schema.safeParse(rest, ONCE);
   return second.success ? { settings: second.data, problems } : { problems };
 }
 
@@ -152,7 +160,7 @@ function refused(tool: ToolDefinition, message: string): ToolDefinition {
 
 /** Parts for a namespace that could not be built at all: no tools but capabilities, which says why. */
 const NOTHING: NamespaceParts = {
-  tools: [],
+  tools: async () => [],
   capabilities: async () => ({ ready: false, configured: false }),
   close: async () => {},
 };
@@ -170,13 +178,17 @@ export function mountNamespace<Schema extends z.ZodType, Deps>(
   const { settings, problems } = parseSettings(contract.settings, env);
   const parts = settings === undefined ? NOTHING : contract.create(settings, deps);
   const message = `${contract.name} is not usable until its settings are fixed: ${problems.join('; ')}. Set them in the gateway's environment and restart; ${contract.name}_capabilities shows the problem.`;
-  const own = problems.length ? parts.tools.map((tool) => refused(tool, message)) : parts.tools;
-  const tools: ToolDefinition[] = [];
   const generic = contract as unknown as NamespaceContract<z.ZodType, never>;
-  tools.push(
-    capabilitiesTool(generic, parts, problems, () => tools),
-    ...own,
-  );
+  const tools = async (): Promise<ToolDefinition[]> => {
+    const built = await parts.tools();
+    const own = problems.length ? built.map((tool) => refused(tool, message)) : built;
+    const all: ToolDefinition[] = [];
+    all.push(
+      capabilitiesTool(generic, parts, problems, () => all),
+      ...own,
+    );
+    return all;
+  };
   return {
     name: contract.name,
     title: contract.title,
@@ -188,4 +200,9 @@ export function mountNamespace<Schema extends z.ZodType, Deps>(
     close: () => parts.close(),
     settingsProblems: problems,
   };
+}
+
+/** The namespace's MCP definition with its tools built: what compileNamespace takes. */
+export async function mountedDefinition(mounted: MountedNamespace): Promise<NamespaceDefinition> {
+  return { ...mounted, tools: await mounted.tools() };
 }

@@ -47,3 +47,41 @@ export function compileNamespace(definition: NamespaceDefinition): CompiledNames
   };
   return { ...model, legacy: createLegacyWire(model), modern: createModernWire(model) };
 }
+
+/**
+ * A namespace as the router holds it: compiled on its first request, so an idle gateway holds
+ * none of its tools' schemas, descriptions or encoded listing (decision 0190). Concurrent
+ * first requests share one compile; one that fails is tried again by the next request.
+ */
+export class NamespaceRoute {
+  /** Set once the first compile finished; the request path reads it without awaiting. */
+  compiled: CompiledNamespace | undefined;
+  private compiling: Promise<CompiledNamespace> | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly definition: () => Promise<NamespaceDefinition>,
+  ) {}
+
+  compile(): Promise<CompiledNamespace> {
+    if (this.compiled) return Promise.resolve(this.compiled);
+    this.compiling ??= this.definition().then(
+      (definition) => {
+        this.compiled = compileNamespace(definition);
+        return this.compiled;
+      },
+      (error: unknown) => {
+        this.compiling = undefined;
+        throw error;
+      },
+    );
+    return this.compiling;
+  }
+
+  /** An already compiled namespace (tests, and callers that build the definition themselves). */
+  static of(compiled: CompiledNamespace): NamespaceRoute {
+    const route = new NamespaceRoute(compiled.definition.name, async () => compiled.definition);
+    route.compiled = compiled;
+    return route;
+  }
+}

@@ -16,7 +16,7 @@ import {
   toolVisible,
 } from '../core/scopes.ts';
 import type { NamespaceDefinition } from './model.ts';
-import type { CompiledNamespace } from './namespace.ts';
+import type { NamespaceRoute } from './namespace.ts';
 import { type CallerIdentity, ToolError } from './tool.ts';
 
 export interface CallFacts {
@@ -34,10 +34,11 @@ function unrestricted(scopes: KeyScopes): boolean {
   );
 }
 
-export function scopeAccess(namespaces: CompiledNamespace[]) {
-  const toolsOf = new Map<string, Map<string, ToolFacts>>(
-    namespaces.map((namespace) => [namespace.definition.name, namespace.tools as Map<string, ToolFacts>]),
-  );
+export function scopeAccess(namespaces: readonly NamespaceRoute[]) {
+  const routes = new Map(namespaces.map((route) => [route.name, route]));
+  // A filter is asked for only by tools/list, which the namespace's route compiled first.
+  const toolsOf = (name: string): ReadonlyMap<string, ToolFacts> | undefined =>
+    routes.get(name)?.compiled?.tools;
 
   return {
     /**
@@ -53,7 +54,7 @@ export function scopeAccess(namespaces: CompiledNamespace[]) {
     toolFilter(caller: CallerIdentity, namespace: string): ((toolName: string) => boolean) | undefined {
       const { scopes } = caller;
       if (!scopes || unrestricted(scopes)) return undefined;
-      const tools = toolsOf.get(namespace);
+      const tools = toolsOf(namespace);
       return (toolName) => {
         const tool = tools?.get(toolName);
         return tool !== undefined && toolVisible(scopes, namespace, tool);

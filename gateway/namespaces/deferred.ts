@@ -1,28 +1,33 @@
 /**
- * The contract's deferred form: a namespace lists its tools at start and loads what its tools
- * run on (stores, upstream clients, embedders) on the first call that needs it. An idle
- * gateway then holds the schemas `tools/list` answers from and none of the code behind them.
+ * The contract's deferred form: a namespace builds its listing on its first request and loads
+ * what its tools run on (stores, upstream clients, embedders) on the first call that needs
+ * it. An idle gateway holds neither; one that answered `tools/list` holds the schemas it
+ * answered from and none of the code behind them.
  */
 import type { CapabilityReport, HealthReport, NamespaceParts } from '../mcp/namespace-contract.ts';
 import type { ToolContext, ToolDefinition } from '../mcp/tool.ts';
+
+/** The live parts a load builds: its tools are built already, by the load itself. */
+export type LoadedParts = Omit<NamespaceParts, 'tools'> & { tools: ToolDefinition[] };
 
 export interface DeferredNamespace {
   /** The namespace's name, for the error a failed load answers with. */
   name: string;
   /**
    * The tools as tools/list shows them, built by the same factory as the live ones so the
-   * listing is the same bytes; their handlers are never run.
+   * listing is the same bytes; their handlers are never run. Asked by the namespace's first
+   * request, so the factory's module is imported here (`await import('./tools.ts')`).
    */
-  listing: ToolDefinition[];
+  listing(): Promise<ToolDefinition[]>;
   /** Imports and builds the live parts; run once, on the first call that needs them. */
-  load(): Promise<NamespaceParts>;
+  load(): Promise<LoadedParts>;
   /** Answers capabilities without loading, when the settings alone say it all (memory). */
   capabilities?(): Promise<CapabilityReport>;
   /**
    * Answers health before the parts are loaded (GET /readyz must not load them, or a probed
    * gateway would never idle lean); once loaded, the loaded parts' own health() answers.
    */
-  healthBeforeLoad?(load: () => Promise<NamespaceParts>): Promise<HealthReport>;
+  healthBeforeLoad?(load: () => Promise<LoadedParts>): Promise<HealthReport>;
   /** The live parts have a backlog() to forward once loaded; before that it answers null. */
   hasBacklog?: boolean;
 }
@@ -52,7 +57,7 @@ export function deferredParts(deferred: DeferredNamespace): NamespaceParts {
     );
     return loading;
   };
-  const tools = deferred.listing.map((listed): ToolDefinition => {
+  const forward = (listed: ToolDefinition): ToolDefinition => {
     // Once loaded, a call goes straight to the live handler: no extra async frame or await.
     let liveTool: ToolDefinition | undefined;
     const first = async (args: unknown, context: ToolContext) => {
@@ -73,10 +78,10 @@ export function deferredParts(deferred: DeferredNamespace): NamespaceParts {
         return (tool?.outputJson ?? listed.outputJson!)(output);
       };
     return forwarded;
-  });
+  };
   const health = deferred.healthBeforeLoad;
   return {
-    tools,
+    tools: async () => (await deferred.listing()).map(forward),
     capabilities: deferred.capabilities ?? (async () => (await live()).parts.capabilities()),
     ...(health
       ? {
@@ -103,6 +108,6 @@ export function deferredParts(deferred: DeferredNamespace): NamespaceParts {
 }
 
 interface Loaded {
-  parts: NamespaceParts;
+  parts: LoadedParts;
   tools: ReadonlyMap<string, ToolDefinition>;
 }

@@ -9,7 +9,7 @@ import {
   parseStoredScopes,
   topicMatches,
 } from '../../gateway/core/scopes.ts';
-import { compileNamespace } from '../../gateway/mcp/namespace.ts';
+import { compileNamespace, NamespaceRoute } from '../../gateway/mcp/namespace.ts';
 import { guardToolArguments, scopeAccess } from '../../gateway/mcp/scope-access.ts';
 import { defineTool, ToolError } from '../../gateway/mcp/tool.ts';
 
@@ -100,7 +100,7 @@ function sampleNamespace(calls: string[]) {
 
 test('access hooks: namespace and read-only refusals; tools/list shows only callable tools', () => {
   const compiled = compileNamespace(sampleNamespace([]));
-  const access = scopeAccess([compiled]);
+  const access = scopeAccess([NamespaceRoute.of(compiled)]);
   const caller = (scopes: KeyScopes) => ({ apiKeyId: 'key_x', scopes });
   assert.equal(
     access.authorizeCall({ apiKeyId: 'key_x' }, { namespace: 'event', method: 'tools/call' }),

@@ -58,7 +58,7 @@ function resultOf(answer: Answer): { text: string; structured: Record<string, un
 test("the answer's JSON is exactly JSON.stringify of the handler's output, settings problems included", async () => {
   for (const env of [{}, { EXAMPLE_MAX_NAME: 'many' }]) {
     const mounted = mountNamespace(exampleNamespace, env, {});
-    const tool = mounted.tools.find((candidate) => candidate.name === 'example_capabilities')!;
+    const tool = (await mounted.tools()).find((candidate) => candidate.name === 'example_capabilities')!;
     const context = { caller: { apiKeyId: 'k' }, signal: new AbortController().signal, requestId: 'r' };
     for (let round = 0; round < 2; round++) {
       const output = (await tool.handler({}, context)) as Record<string, unknown>;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { capabilitiesJson, fixedJson } from '../../gateway/mcp/capabilities-splice.ts';
 import { compileNamespace } from '../../gateway/mcp/namespace.ts';
-import { mountNamespace } from '../../gateway/mcp/namespace-mount.ts';
+import { mountedDefinition, mountNamespace } from '../../gateway/mcp/namespace-mount.ts';
 import { eventNamespace } from '../../gateway/namespaces/event/index.ts';
 
 const AWKWARD = [
@@ -60,7 +60,9 @@ test('shapes the splice does not know fall back to JSON.stringify', () => {
 test('the event namespace’s real capabilities answer is written byte for byte', async () => {
   const status = { configured: true, brokerConfigured: true, brokerReachable: false, missingSettings: [] };
   const broker = { call: () => Promise.resolve(status) };
-  const namespace = compileNamespace(mountNamespace(eventNamespace, {}, { broker } as never));
+  const namespace = compileNamespace(
+    await mountedDefinition(mountNamespace(eventNamespace, {}, { broker } as never)),
+  );
   const tool = namespace.tools.get('event_capabilities')!;
   const context = { caller: { apiKeyId: 'k' }, requestId: 'r' } as never;
   for (let call = 0; call < 3; call++) {

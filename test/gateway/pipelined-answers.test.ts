@@ -20,6 +20,20 @@ for (const engine of ENGINES) {
     let gw: TestGateway;
     before(async () => {
       gw = await startTestGateway({ engine });
+      // The namespace's first request builds its tools (decision 0190), which waits on module
+      // loads; this test is about backpressure on answers already built, so that request is
+      // made first, on its own connection.
+      const warm = await fetch(`${gw.url}/event/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-api-key': gw.apiKey,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/list' }),
+      });
+      assert.equal(warm.status, 200);
+      await warm.text();
     });
     after(() => gw.close());
 

@@ -10,8 +10,8 @@ import type { HttpEngine, HttpResponse, RequestContext } from '../../gateway/htt
 import { selectEngine } from '../../gateway/http/select-engine.ts';
 import { elapse, waitFor } from '../support/harness.ts';
 
-const engines: Array<[string, HttpEngine]> = [['node', selectEngine('node').engine]];
-const uws = selectEngine('auto').engine;
+const engines: Array<[string, HttpEngine]> = [['node', (await selectEngine('node')).engine]];
+const uws = (await selectEngine('auto')).engine;
 if (uws.name === 'uws') engines.push(['uws', uws]);
 
 /** Serves one handler; collects every onWritten report. */

@@ -322,7 +322,7 @@ test('each bad event signing setting mounts the namespace, named and never echoe
     const problems = mounted.settingsProblems.join('; ');
     assert.match(problems, named);
     assert.doesNotMatch(problems, /short-secret-value|not-a-pem-key-value|first-signing|second-signing/);
-    const publish = mounted.tools.find((tool) => tool.name === 'event_publish')!;
+    const publish = (await mounted.tools()).find((tool) => tool.name === 'event_publish')!;
     const context = { caller: { apiKeyId: 'k' }, signal: new AbortController().signal, requestId: 'r' };
     await assert.rejects(publish.handler({ value: 'x' }, context), (error: unknown) => {
       assert.ok(error instanceof ToolError);

@@ -1,11 +1,12 @@
 /**
- * The contract's deferred form (gateway/namespaces/deferred.ts): a namespace lists its tools
- * at start and loads what they run on at the first call. A real gateway process, watched by
+ * The contract's deferred form (gateway/namespaces/deferred.ts): a namespace builds its
+ * listing on its first request and loads what its tools run on at the first call. A real gateway process, watched by
  * the module witness, holds none of the memory store's code after tools/list on every
  * namespace and loads it on the first memory calls (two at once, both answered); tools/list
  * answers the same bytes before and after. The helper itself shares one load between
  * concurrent first calls and answers a failed load with an error naming the namespace,
- * then loads again on the next call.
+ * then loads again on the next call. An idle gateway loads none of any namespace's tool
+ * modules (nor node:http when it serves with uWS): each namespace's first request loads its own.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -15,9 +16,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import type { NamespaceParts } from '../../gateway/mcp/namespace-contract.ts';
 import { defineTool, type ToolContext, type ToolDefinition } from '../../gateway/mcp/tool.ts';
-import { deferredParts } from '../../gateway/namespaces/deferred.ts';
+import { deferredParts, type LoadedParts } from '../../gateway/namespaces/deferred.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
 import { BASE, META, PV } from '../support/raw-mcp.ts';
@@ -105,8 +105,83 @@ test('an idle gateway lists every namespace without loading the memory store; th
   }
 });
 
+/** Modules that build a namespace's tools (their zod schemas, descriptions) or run them. */
+const TOOL_MODULES: Record<string, RegExp> = {
+  event: /\/event\/(tools|provenance|lease-settler|capabilities)\.js$/,
+  gsc: /\/gsc\/tools-[a-z]+\.js$/,
+  memory: /\/memory\/(tools|schemas|embeddings\/minilm\/graph)\.js$/,
+  producthunt: /\/producthunt\/tools\.js$/,
+  skills: /\/skills\/tools(-files)?\.js$/,
+};
+
+test("an idle gateway holds no namespace's tools; a namespace's first request loads its own, and only its own", async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-idle-'));
+  const record = join(dataDir, 'loaded.txt');
+  const { key } = mintKey(dataDir, 'idle');
+  const gateway = await startGatewayProcess({
+    DATA_DIR: dataDir,
+    BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
+    MEMORY_EMBEDDINGS: 'none',
+    // The production engine: with uWS, node:http has no reason to load.
+    HTTP_ENGINE: 'auto',
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${witness}`.trim(),
+    MODULE_WITNESS_FILE: record,
+    MODULE_WITNESS_MATCH: '/namespaces/,node:http',
+  });
+  const loaded = async () =>
+    existsSync(record) ? (await readFile(record, 'utf8')).split('\n').filter(Boolean) : [];
+  const toolModules = (lines: string[], namespace: string) =>
+    lines.filter((line) => TOOL_MODULES[namespace]!.test(line));
+  const list = async (namespace: string) => {
+    const response = await fetch(`${gateway.url}/${namespace}/mcp`, {
+      method: 'POST',
+      headers: { ...BASE, 'x-api-key': key },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(response.status, 200, `${namespace} answered`);
+    assert.match(await response.text(), /"tools":\[\{"name":"/);
+  };
+  try {
+    const idle = await loaded();
+    assert.ok(
+      idle.some((line) => line.includes('/namespaces/gsc/index.')),
+      'the witness sees the namespaces mounted',
+    );
+    for (const namespace of NAMESPACES)
+      assert.deepEqual(
+        toolModules(idle, namespace),
+        [],
+        `no ${namespace} tool module before its first request`,
+      );
+    if (gateway.lines.some((line) => line.includes('"engine":"uws"')))
+      assert.deepEqual(
+        idle.filter((line) => line.includes('node:http')),
+        [],
+        'a uWS gateway loads no node:http',
+      );
+
+    await list('gsc');
+    const afterGsc = await loaded();
+    assert.ok(toolModules(afterGsc, 'gsc').length >= 5, 'the first gsc request loaded its tool modules');
+    for (const namespace of NAMESPACES.filter((name) => name !== 'gsc'))
+      assert.deepEqual(
+        toolModules(afterGsc, namespace),
+        [],
+        `gsc's first request loaded nothing of ${namespace}`,
+      );
+    await list('event');
+    assert.ok(
+      toolModules(await loaded(), 'event').some((line) => line.endsWith('/event/provenance.js')),
+      'the first event request loaded its tools and what they run on',
+    );
+  } finally {
+    await gateway.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
 /** A one-tool namespace's live parts; `closed` records that close() ran. */
-function liveParts(closed: string[]): NamespaceParts {
+function liveParts(closed: string[]): LoadedParts {
   return {
     tools: [echoTool('live')],
     capabilities: async () => ({ ready: true, configured: true }),
@@ -136,7 +211,7 @@ test('concurrent first calls share one load; a failed load names the namespace a
   const closed: string[] = [];
   const parts = deferredParts({
     name: 'toy',
-    listing: [echoTool('listing')],
+    listing: async () => [echoTool('listing')],
     load: async () => {
       loads += 1;
       await new Promise((resolve) => setImmediate(resolve));
@@ -144,7 +219,7 @@ test('concurrent first calls share one load; a failed load names the namespace a
       return liveParts(closed);
     },
   });
-  const [tool] = parts.tools;
+  const [tool] = await parts.tools();
   assert.equal(tool?.name, 'toy_echo');
 
   const failed = await Promise.allSettled([
@@ -181,7 +256,7 @@ test('a deferred namespace never loaded closes without loading; health answers f
   const closed: string[] = [];
   const parts = deferredParts({
     name: 'toy',
-    listing: [echoTool('listing')],
+    listing: async () => [echoTool('listing')],
     load: async () => {
       loads += 1;
       return { ...liveParts(closed), health: async () => ({ ok: false, detail: 'live answer' }) };
@@ -190,14 +265,14 @@ test('a deferred namespace never loaded closes without loading; health answers f
   });
   assert.deepEqual(await parts.health!(), { ok: true });
   assert.equal(loads, 0, 'health before the first call did not load');
-  await parts.tools[0]!.handler({ text: 'x' }, context);
+  await (await parts.tools())[0]!.handler({ text: 'x' }, context);
   assert.deepEqual(await parts.health!(), { ok: false, detail: 'live answer' });
   await parts.close();
   assert.deepEqual(closed, ['live']);
 
   const untouched = deferredParts({
     name: 'toy',
-    listing: [echoTool('listing')],
+    listing: async () => [echoTool('listing')],
     load: async () => liveParts([]),
   });
   await untouched.close();

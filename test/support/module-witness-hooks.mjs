@@ -9,6 +9,7 @@ export function initialize(data) {
 
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (resolved.url.includes(witness.match)) appendFileSync(witness.file, `import ${resolved.url}\n`);
+  if (witness.match.split(',').some((part) => resolved.url.includes(part)))
+    appendFileSync(witness.file, `import ${resolved.url}\n`);
   return resolved;
 }

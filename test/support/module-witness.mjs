@@ -1,6 +1,7 @@
 /**
  * Preloaded with `NODE_OPTIONS=--import=<this file>` to record which modules a process
- * loads whose path matches MODULE_WITNESS_MATCH, one line each into MODULE_WITNESS_FILE:
+ * loads whose path contains MODULE_WITNESS_MATCH (or one of its comma-separated parts), one
+ * line each into MODULE_WITNESS_FILE:
  * ES modules through a resolve hook (it runs on the loader thread, so it writes the file
  * itself) and CommonJS `require` through Module._load, which Node 20's hooks do not see.
  */
@@ -11,9 +12,10 @@ const file = process.env.MODULE_WITNESS_FILE;
 const match = process.env.MODULE_WITNESS_MATCH;
 if (file && match) {
   register(new URL('./module-witness-hooks.mjs', import.meta.url), { data: { file, match } });
+  const parts = match.split(',');
   const load = Module._load;
   Module._load = function witnessed(request, parent, isMain) {
-    if (request.includes(match)) appendFileSync(file, `require ${request}\n`);
+    if (parts.some((part) => request.includes(part))) appendFileSync(file, `require ${request}\n`);
     return load.call(this, request, parent, isMain);
   };
 }

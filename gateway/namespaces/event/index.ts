@@ -1,12 +1,10 @@
 import type { Logger } from 'pino';
-import { defineNamespace } from '../../mcp/namespace-contract.ts';
+import { type CapabilityReport, defineNamespace } from '../../mcp/namespace-contract.ts';
+import type { ToolDefinition } from '../../mcp/tool.ts';
 import type { BrokerCalls } from './broker-calls.ts';
-import { eventCapabilities } from './capabilities.ts';
 import { NAMESPACE_INSTRUCTIONS } from './descriptions.ts';
-import { LeaseSettler } from './lease-settler.ts';
-import { Provenance } from './provenance.ts';
-import { keyRingOf, signingSettings } from './signing-keys.ts';
-import { createEventTools } from './tools.ts';
+import type { LeaseSettler } from './lease-settler.ts';
+import { type KeyRing, keyRingOf, signingSettings } from './signing-keys.ts';
 
 /** What the event namespace uses of what the registry hands every namespace. */
 export interface EventDependencies {
@@ -37,6 +35,45 @@ export const EVENT_ERROR_CODES = {
   INTERNAL: 'The worker failed unexpectedly; retry, or report the message.',
 } as const;
 
+interface LiveEvent {
+  tools: ToolDefinition[];
+  capabilities(): Promise<CapabilityReport>;
+  settler: LeaseSettler;
+}
+
+/**
+ * The tools and what they run on (provenance signing, the lease settler), built by the
+ * namespace's first request: an idle gateway holds none of their modules or schemas.
+ */
+async function liveEvent(
+  keyRing: KeyRing,
+  { broker, defaultGroup, log }: EventDependencies,
+): Promise<LiveEvent> {
+  const [{ LeaseSettler }, { Provenance }, { createEventTools }, { eventCapabilities }] = await Promise.all([
+    import('./lease-settler.ts'),
+    import('./provenance.ts'),
+    import('./tools.ts'),
+    import('./capabilities.ts'),
+  ]);
+  const settler = new LeaseSettler(broker, (error) =>
+    log?.debug(
+      { err: (error as Error).message },
+      'could not settle poll leases; the worker hands them out again',
+    ),
+  );
+  const provenance = new Provenance(keyRing);
+  return {
+    tools: createEventTools({
+      broker,
+      ...(defaultGroup === undefined ? {} : { defaultGroup }),
+      provenance,
+      settler,
+    }),
+    capabilities: () => eventCapabilities(broker, defaultGroup, provenance),
+    settler,
+  };
+}
+
 export const eventNamespace = defineNamespace({
   name: 'event',
   title: 'Event bridge: publish and consume Kafka messages',
@@ -44,24 +81,24 @@ export const eventNamespace = defineNamespace({
   instructions: NAMESPACE_INSTRUCTIONS,
   settings: signingSettings,
   errorCodes: EVENT_ERROR_CODES,
-  create(settings, { broker, defaultGroup, log }: EventDependencies) {
-    const settler = new LeaseSettler(broker, (error) =>
-      log?.debug(
-        { err: (error as Error).message },
-        'could not settle poll leases; the worker hands them out again',
-      ),
-    );
-    const provenance = new Provenance(keyRingOf(settings));
+  create(settings, deps: EventDependencies) {
+    const keyRing = keyRingOf(settings);
+    let live: Promise<LiveEvent> | undefined;
+    const load = (): Promise<LiveEvent> => {
+      live ??= liveEvent(keyRing, deps).catch((error: unknown) => {
+        live = undefined;
+        throw error;
+      });
+      return live;
+    };
     return {
-      tools: createEventTools({
-        broker,
-        ...(defaultGroup === undefined ? {} : { defaultGroup }),
-        provenance,
-        settler,
-      }),
-      capabilities: () => eventCapabilities(broker, defaultGroup, provenance),
+      tools: async () => (await load()).tools,
+      capabilities: async () => (await load()).capabilities(),
       // Answers already written get their commits out before the worker link closes.
-      close: () => settler.flush(),
+      close: async () => {
+        const loaded = await live?.catch(() => undefined);
+        await loaded?.settler.flush();
+      },
     };
   },
 });

@@ -1,14 +1,10 @@
 import type { Logger } from 'pino';
 import { defineNamespace } from '../../mcp/namespace-contract.ts';
+import type { ToolDefinition } from '../../mcp/tool.ts';
 import { UPSTREAM_ERROR_CODES, upstreamCapabilities } from '../../upstream/namespace-kit.ts';
 import { deferredParts } from '../deferred.ts';
 import type { GscClient } from './client.ts';
 import { type GscSettings, gscSettings, loadGscSettings } from './settings.ts';
-import { analyticsTools } from './tools-analytics.ts';
-import { insightTools } from './tools-insights.ts';
-import { inspectTools } from './tools-inspect.ts';
-import { queryTools } from './tools-query.ts';
-import { type GscToolDeps, makeDeps, siteTools } from './tools-sites.ts';
 
 /** What the gsc namespace uses of what the registry hands every namespace. */
 export interface GscDependencies {
@@ -43,6 +39,33 @@ function settingsInEffect(settings: GscSettings): Record<string, unknown> {
   };
 }
 
+/**
+ * Every gsc tool, in tools/list order. The factories' modules load with the namespace's first
+ * request; they read the settings while building and the client only in handlers, so the
+ * listing's tools (built before any client exists) are never run.
+ */
+async function gscTools(
+  client: GscClient | undefined,
+  settings: GscSettings,
+  now: () => number,
+): Promise<ToolDefinition[]> {
+  const [sites, analytics, query, inspect, insights] = await Promise.all([
+    import('./tools-sites.ts'),
+    import('./tools-analytics.ts'),
+    import('./tools-query.ts'),
+    import('./tools-inspect.ts'),
+    import('./tools-insights.ts'),
+  ]);
+  const deps = sites.makeDeps(client as GscClient, settings, now);
+  return [
+    ...sites.siteTools(deps),
+    ...analytics.analyticsTools(deps),
+    ...query.queryTools(deps),
+    ...inspect.inspectTools(deps),
+    ...insights.insightTools(deps),
+  ];
+}
+
 export const gscNamespace = defineNamespace({
   name: 'gsc',
   title: 'Google Search Console: analytics, URL inspection, sitemaps',
@@ -52,23 +75,14 @@ export const gscNamespace = defineNamespace({
   errorCodes: UPSTREAM_ERROR_CODES,
   create(env, { log, now = Date.now }: GscDependencies) {
     const settings = loadGscSettings(env);
-    const tools = (deps: GscToolDeps) => [
-      ...siteTools(deps),
-      ...analyticsTools(deps),
-      ...queryTools(deps),
-      ...inspectTools(deps),
-      ...insightTools(deps),
-    ];
     return deferredParts({
       name: 'gsc',
-      // The factories read the settings while building; the client only in handlers, and the
-      // listing's handlers never run, so it has none.
-      listing: tools(makeDeps(undefined as unknown as GscClient, settings, now)),
+      listing: () => gscTools(undefined, settings, now),
       // The Google client (token exchange, HTTP) loads on the first call that needs it.
       load: async () => {
         const { GscClient } = await import('./client.ts');
         return {
-          tools: tools(makeDeps(new GscClient(settings, log, now), settings, now)),
+          tools: await gscTools(new GscClient(settings, log, now), settings, now),
           capabilities: async () =>
             upstreamCapabilities(settings.readiness, settingsInEffect(settings), NOTES),
           close: async () => {},

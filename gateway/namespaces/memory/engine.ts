@@ -5,8 +5,9 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../config.ts';
-import type { CapabilityReport, NamespaceParts } from '../../mcp/namespace-contract.ts';
+import type { CapabilityReport } from '../../mcp/namespace-contract.ts';
 import { isPostgresUrl, sqlitePath } from '../../store/index.ts';
+import type { LoadedParts } from '../deferred.ts';
 import { Embedder } from './embeddings/embedder.ts';
 import { EmbeddingIndexer } from './embeddings/indexer.ts';
 import type { EmbeddingProviderSettings } from './embeddings/types.ts';
@@ -82,7 +83,7 @@ export function memoryParts(
     countRerank,
   }: { config: GatewayConfig; log: Logger; countRerank?: (outcome: RerankOutcome) => void },
   capabilities: () => Promise<CapabilityReport>,
-): NamespaceParts {
+): LoadedParts {
   const memoryLog = log.child({ namespace: 'memory' });
   const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, settings.MEMORY_VECTOR_CACHE_MB);
   const embedder = new Embedder(providerSettings(settings), {

@@ -12,7 +12,6 @@ import { type RerankSetup, rerankInfo, rerankSetup } from './rerank/config.ts';
 import type { RerankOutcome } from './rerank/outcome.ts';
 import type { MemoryService } from './service.ts';
 import { type MemorySettings, memorySettings } from './settings.ts';
-import { createMemoryTools } from './tools.ts';
 
 /**
  * The default model is not in any npm package: a gateway that finds it missing fetches it
@@ -128,7 +127,7 @@ export const memoryNamespace = defineNamespace({
       name: 'memory',
       // The tools read only the settings while being built; their handlers, which use the
       // service, are never run (the live tools answer).
-      listing: createMemoryTools({ settings } as MemoryService),
+      listing: async () => (await import('./tools.ts')).createMemoryTools({ settings } as MemoryService),
       // The store, the embedder and the service: most of the namespace's code, and the store's
       // SQLite handle and sqlite-vec, loaded by the first memory call.
       load: async () => (await import('./engine.ts')).memoryParts(settings, deps, capabilities),

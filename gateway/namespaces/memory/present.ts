@@ -2,8 +2,19 @@ import type { MemoryRecord } from './store/types.ts';
 
 const SNIPPET_CHARS = 320;
 
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * A memory's three times are often the same instant (never updated, occurred when written):
+ * the last one formatted is reused instead of formatting it again.
+ */
 function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 export function isoOrNull(ms: number | null): string | null {

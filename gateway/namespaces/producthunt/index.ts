@@ -5,7 +5,6 @@ import { deferredParts } from '../deferred.ts';
 import { loadProductHuntSettings, productHuntSettings } from './settings.ts';
 import { REDACTION_NOTE, UNTRUSTED } from './shape.ts';
 import type { ProductHuntToolDeps } from './tool-kit.ts';
-import { productHuntTools } from './tools.ts';
 
 /** What the producthunt namespace uses of what the registry hands every namespace. */
 export interface ProductHuntDependencies {
@@ -33,14 +32,18 @@ export const productHuntNamespace = defineNamespace({
     return deferredParts({
       name: 'producthunt',
       // The client is used only in handlers, and the listing's handlers never run.
-      listing: productHuntTools({
-        client: undefined as unknown as ProductHuntToolDeps['client'],
-        ready,
-        now,
-      }),
+      listing: async () =>
+        (await import('./tools.ts')).productHuntTools({
+          client: undefined as unknown as ProductHuntToolDeps['client'],
+          ready,
+          now,
+        }),
       // The GraphQL client loads on the first call; capabilities too, for its rate-limit reading.
       load: async () => {
-        const { ProductHuntClient } = await import('./client.ts');
+        const [{ ProductHuntClient }, { productHuntTools }] = await Promise.all([
+          import('./client.ts'),
+          import('./tools.ts'),
+        ]);
         const client = new ProductHuntClient(settings, log, now);
         return {
           tools: productHuntTools({ client, ready, now }),

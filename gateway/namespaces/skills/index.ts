@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import type { NamespaceParts } from '../../mcp/namespace-contract.ts';
 import { defineNamespace } from '../../mcp/namespace-contract.ts';
 import { UPSTREAM_ERROR_CODES } from '../../upstream/namespace-kit.ts';
-import { deferredParts } from '../deferred.ts';
+import { deferredParts, type LoadedParts } from '../deferred.ts';
 import { NAMESPACE_INSTRUCTIONS } from './descriptions.ts';
 import { loadSkillsSettings, type SkillsSettings, skillsSettings } from './settings.ts';
-import { createSkillsTools, type SkillsToolsOptions } from './tools.ts';
+import type { SkillsToolsOptions } from './tools.ts';
 
 /** What the skills namespace uses of what the registry hands every namespace. */
 export interface SkillsDependencies {
@@ -26,22 +25,29 @@ export const skillsNamespace = defineNamespace({
       name: 'skills',
       // The factories read the settings while building; the clients only in handlers, and the
       // listing's handlers never run, so it has none.
-      listing: createSkillsTools({ settings } as SkillsToolsOptions),
+      listing: async () => (await import('./tools.ts')).createSkillsTools({ settings } as SkillsToolsOptions),
       // GitHub, search, the curated index and the chat client load on the first call.
       load: () => liveSkills(settings, log),
     });
   },
 });
 
-async function liveSkills(settings: SkillsSettings, log: Logger): Promise<NamespaceParts> {
-  const [{ skillsCapabilities }, { SkillFinder }, { GitHubClient }, { ChatClient }, { SkillSearch }] =
-    await Promise.all([
-      import('./capabilities.ts'),
-      import('./finder.ts'),
-      import('./github.ts'),
-      import('./openai.ts'),
-      import('./search.ts'),
-    ]);
+async function liveSkills(settings: SkillsSettings, log: Logger): Promise<LoadedParts> {
+  const [
+    { skillsCapabilities },
+    { SkillFinder },
+    { GitHubClient },
+    { ChatClient },
+    { SkillSearch },
+    { createSkillsTools },
+  ] = await Promise.all([
+    import('./capabilities.ts'),
+    import('./finder.ts'),
+    import('./github.ts'),
+    import('./openai.ts'),
+    import('./search.ts'),
+    import('./tools.ts'),
+  ]);
   const github = new GitHubClient({
     apiUrl: settings.githubApiUrl,
     rawUrl: settings.githubRawUrl,

@@ -21,7 +21,8 @@ export const exampleNamespace = defineNamespace({
   create(settings) {
     const maxName = Number(settings.EXAMPLE_MAX_NAME);
     return {
-      tools: [
+      // Built by the namespace's first request, not at start.
+      tools: async () => [
         defineTool({
           name: 'example_greet',
           title: 'Greet someone',

@@ -6,7 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../../../../shared/package-root.ts';
-import { GRAPH_VERSION } from './graph.ts';
+
+/** Bump when the graph (graph.ts) changes: cached models built by an older version are rebuilt. */
+export const GRAPH_VERSION = 1;
 
 /** Stored beside every vector: switching to or from this model re-embeds (`reembed`). */
 export const MINILM_MODEL = { model: 'all-MiniLM-L6-v2 (ONNX, mean-pooled)', dimensions: 384 };

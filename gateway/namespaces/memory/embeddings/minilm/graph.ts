@@ -9,6 +9,7 @@
  * all-MiniLM-L6-v2). Padding contributes nothing to either.
  */
 import { endianness } from 'node:os';
+import { GRAPH_VERSION } from './files.ts';
 import {
   type Attribute,
   DataType,
@@ -28,9 +29,6 @@ export interface BertConfig {
   hidden_act: string;
   type_vocab_size: number;
 }
-
-/** Bump when the graph changes: cached models built by an older version are rebuilt. */
-export const GRAPH_VERSION = 1;
 
 class GraphBuilder {
   readonly nodes: Uint8Array[] = [];

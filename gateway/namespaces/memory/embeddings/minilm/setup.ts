@@ -9,8 +9,16 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Progress } from '../../progress.ts';
-import { type Manifest, MINILM_MODEL, type ModelFiles, readyModel, SOURCE_FILES, WHEEL } from './files.ts';
-import { type BertConfig, buildBertGraph, GRAPH_VERSION } from './graph.ts';
+import {
+  GRAPH_VERSION,
+  type Manifest,
+  MINILM_MODEL,
+  type ModelFiles,
+  readyModel,
+  SOURCE_FILES,
+  WHEEL,
+} from './files.ts';
+import { type BertConfig, buildBertGraph } from './graph.ts';
 import { readSafetensors } from './safetensors.ts';
 import { readZipEntry } from './zip.ts';
 
