@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { Agent, request as httpRequest } from 'node:http';
 import { test } from 'node:test';
-import { startTestGateway } from '../support/gateway.ts';
 import { ENGINES, engineSkip } from '../support/engines.ts';
+import { startTestGateway } from '../support/gateway.ts';
 
 interface Answer {
   status: number;
