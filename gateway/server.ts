@@ -6,7 +6,7 @@ import { ApiKeyAuthenticator } from './auth/api-key-auth.ts';
 import type { GatewayConfig } from './config.ts';
 import { oidcSettings } from './console/oidc-settings.ts';
 import { clientAddressRule } from './http/client-address.ts';
-import { drainable } from './http/drain.ts';
+import { type Drainable, drainable } from './http/drain.ts';
 import type { RequestHandler } from './http/engine.ts';
 import { selectEngine } from './http/select-engine.ts';
 import { meterTools } from './limits/quotas.ts';
@@ -204,6 +204,14 @@ function readinessChecks(
   return checks;
 }
 
+/**
+ * Checks reported but not gating readiness. Under allow, a gateway without Redis still serves
+ * (each process holds keys to its own limit), so Redis going away keeps it in its load balancer.
+ */
+function advisoryChecks(config: GatewayConfig): ReadonlySet<string> {
+  return new Set(config.RATE_LIMIT_ON_STORE_ERROR === 'allow' ? ['redis'] : []);
+}
+
 /** The key check with the cache settings of the configuration. */
 function keyAuthenticator(config: GatewayConfig, store: StateStore): ApiKeyAuthenticator {
   return new ApiKeyAuthenticator(store, {
@@ -212,6 +220,31 @@ function keyAuthenticator(config: GatewayConfig, store: StateStore): ApiKeyAuthe
     staleOnStoreErrorMs: config.API_KEY_STALE_ON_STORE_ERROR_MS,
     storeName: config.DATABASE_URL ? 'postgres' : 'sqlite',
   });
+}
+
+/**
+ * Answers the requests in flight (and 503 to later ones), then stops accepting. A load
+ * balancer sends new calls here until its /readyz probes have failed; closing the listener
+ * and its idle keep-alive connections before then races a call it is already sending on
+ * one, which is cut with no answer. During `graceMs` such calls get a 503 with
+ * `connection: close` instead, an answer the balancer retries on another gateway.
+ */
+async function drainListener(
+  server: { stopAccepting(): void },
+  requests: Drainable,
+  timeoutMs: number,
+  graceMs: number,
+): Promise<boolean> {
+  if (graceMs <= 0) {
+    server.stopAccepting();
+    return requests.drain(timeoutMs);
+  }
+  const [drained] = await Promise.all([
+    requests.drain(timeoutMs),
+    new Promise((resolve) => setTimeout(resolve, Math.min(graceMs, timeoutMs))),
+  ]);
+  server.stopAccepting();
+  return drained;
 }
 
 export async function startGateway({
@@ -268,9 +301,7 @@ export async function startGateway({
   const server = await engine.listen({ ...listening, sharedPort, clientAddressOf }, requests.handler);
   let draining = false;
   const checks = readinessChecks(store, broker, rateGate, mounted);
-  // Under allow, a gateway without Redis still serves (each process holds keys to its own
-  // limit), so Redis going away is reported but keeps the gateway in its load balancer.
-  const advisory = new Set(config.RATE_LIMIT_ON_STORE_ERROR === 'allow' ? ['redis'] : []);
+  const advisory = advisoryChecks(config);
   const readiness = () => runReadiness(checks, draining, { advisory });
   metrics?.watchProcess({
     readiness,
@@ -293,22 +324,9 @@ export async function startGateway({
     build: engine.build,
     namespaces: names,
     readiness,
-    async drain(timeoutMs, graceMs = 0) {
+    drain(timeoutMs, graceMs = 0) {
       draining = true;
-      if (graceMs <= 0) {
-        server.stopAccepting();
-        return requests.drain(timeoutMs);
-      }
-      // A load balancer sends new calls here until its /readyz probes have failed. Closing
-      // the listener and its idle keep-alive connections before then races a call it is
-      // already sending on one: the call is cut with no answer. A 503 with `connection:
-      // close` instead is an answer it retries on another gateway.
-      const [drained] = await Promise.all([
-        requests.drain(timeoutMs),
-        new Promise((resolve) => setTimeout(resolve, Math.min(graceMs, timeoutMs))),
-      ]);
-      server.stopAccepting();
-      return drained;
+      return drainListener(server, requests, timeoutMs, graceMs);
     },
     async close() {
       await server.close();
