@@ -112,7 +112,9 @@ async function send(base: string, namespace: string, key: string): Promise<Sent>
       contentType: response.headers.get('content-type'),
     };
   } catch (error) {
-    return { status: 0, body: (error as Error).message };
+    // fetch's own message ("fetch failed") hides what happened to the connection.
+    const cause = (error as Error).cause as Error | undefined;
+    return { status: 0, body: `${(error as Error).message}${cause ? ` (${cause.message})` : ''}` };
   }
 }
 
