@@ -5,7 +5,8 @@
  * cluster, and Debian's HAProxy in front. Faults: kill -9 of a gateway behind HAProxy, kill -9
  * of the postmaster while memories are written through both gateways, and Valkey killed -9
  * while limits are enforced through both (RATE_LIMIT_ON_STORE_ERROR=allow, then deny on a
- * second pair of gateways). Each is driven by the module its test uses.
+ * second pair of gateways), and Valkey killed -9 under `allow` again with the calls going
+ * through HAProxy. Each is driven by the module its test uses.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { runCli } from '../test/support/cli.ts';
 import { gatewayKillUnderLb, KILL_PHASES } from '../test/support/gateway-kill-under-lb.ts';
 import { findHaproxy, startHaproxy } from '../test/support/haproxy.ts';
 import { freePort, waitFor } from '../test/support/harness.ts';
+import { balance, notUp, watchServers } from '../test/support/lb-watch.ts';
 import { limitsUnderRedisKill, sumTally } from '../test/support/limits-under-redis-kill.ts';
 import { memoryWritesUnderOutage } from '../test/support/memory-under-outage.ts';
 import { startOwnPostgres } from '../test/support/own-postgres.ts';
@@ -197,6 +199,58 @@ async function redisRow(fleet: Pairs, onStoreError: 'allow' | 'deny', log: Log):
   };
 }
 
+/** Valkey killed -9 under calls through HAProxy, `allow`: the gateways stay in rotation. */
+async function redisThroughLbRow(fleet: Pairs, log: Log): Promise<Row> {
+  const fault =
+    'Valkey kill -9 under rate-limited calls through HAProxy (10/s key, 4 callers), RATE_LIMIT_ON_STORE_ERROR=allow; restarted after 5 s';
+  const found = await findHaproxy();
+  if (found.skip) return { ...skipped(fault), note: `not run: ${found.skip}` };
+  const balanced = await balance(found, fleet);
+  const watch = watchServers(balanced.lb);
+  let checks = 0;
+  const keyFor = (label: string, rate: string, burst: number) =>
+    mint(fleet, label, '--namespaces', 'memory', '--rate', rate, '--burst', String(burst));
+  try {
+    let killedAt = 0;
+    const report = await limitsUnderRedisKill({
+      urls: [balanced.lb.url],
+      checkUrls: fleet.hosts.map((host) => host.url),
+      key: await keyFor('chaos-redis-lb', '10/s', 10),
+      namespace: 'memory',
+      kill: () => {
+        killedAt = Date.now();
+        return fleet.valkey.kill();
+      },
+      restart: () => fleet.restartValkey(),
+      mint: (burst) => keyFor(`chaos-redis-lb-check-${++checks}`, '1/min', burst),
+      callersPerGateway: 4,
+      downMs: 5000,
+      log,
+    });
+    await watch.stop();
+    const all = sumTally([...report.tally.before, ...report.tally.down, ...report.tally.after]);
+    const down = sumTally(report.tally.down);
+    const out = notUp(watch.samples, killedAt);
+    return {
+      fault,
+      acknowledged: all.admitted,
+      lost: null,
+      duplicated: null,
+      unanswered: all.unanswered,
+      longestPauseMs: report.longestPauseMs,
+      recovered:
+        report.shared.held && all.http500 === 0 && all.other === 0 && all.noGateway === 0 && out.length === 0,
+      note:
+        `HAProxy: both gateways UP in ${watch.samples.length - out.length} of ${watch.samples.length} reads; ` +
+        `while down: ${down.admitted} admitted, ${down.limited} x 429, ${all.noGateway} answered by HAProxy, ` +
+        `${all.http500} x HTTP 500 in all; one budget again ${seconds(report.sharedAgainAfterMs)} after Valkey was back`,
+    };
+  } finally {
+    await watch.stop();
+    await balanced.stop();
+  }
+}
+
 /** The gateway, Postgres and Valkey rows, on a fleet started for them and stopped after. */
 export async function storeFaultRows(bootstrap: string, log: Log): Promise<Row[]> {
   const postgres = await startOwnPostgres();
@@ -209,6 +263,7 @@ export async function storeFaultRows(bootstrap: string, log: Log): Promise<Row[]
     const rows = [await gatewayKillRow(fleet, bootstrap, log)];
     rows.push(await postgresRow(fleet, postgres, log));
     rows.push(await redisRow(fleet, 'allow', log));
+    rows.push(await redisThroughLbRow(fleet, log));
     // deny on two more gateways (no workers: limits need none), on the same Postgres.
     const denying = await startPairs({
       postgresUrl: postgres.url,

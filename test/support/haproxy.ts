@@ -1,7 +1,7 @@
 /**
  * Debian's HAProxy in front of test gateways, running deploy/haproxy/haproxy.cfg as shipped:
- * only the listen address, the servers' addresses and ops ports and the admin socket's path
- * are replaced, so a test of the fleet tests the configuration docs/deployment.md shows.
+ * only the listen address, the servers' addresses and ops ports, the admin socket's path and
+ * the 503 error file's path (to deploy/haproxy/errors/503.http in this checkout) are replaced, so a test of the fleet tests the configuration docs/deployment.md shows.
  * The binary is unpacked from Debian's package into .cache/ (test/support/debian-tool.ts),
  * since installing the package would start a system HAProxy this suite never asked for.
  */
@@ -14,6 +14,8 @@ import { waitFor } from './harness.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 export const HAPROXY_CONFIG = join(root, 'deploy', 'haproxy', 'haproxy.cfg');
+/** What HAProxy answers when no gateway is UP; installed as /etc/haproxy/errors/mcp-503.http. */
+export const HAPROXY_503 = join(root, 'deploy', 'haproxy', 'errors', '503.http');
 
 /** HAProxy's binary, or why it cannot be had here (the caller skips with that reason). */
 export function findHaproxy(): Promise<Found> {
@@ -42,6 +44,7 @@ export function renderConfig(template: string, bind: number, backends: Backend[]
   let config = replace(template, /stats socket \S+/, `stats socket ${socket}`);
   // TLS is the proxy's job in production; the test's clients speak plain HTTP on loopback.
   config = replace(config, /bind :443 ssl crt \S+/, `bind 127.0.0.1:${bind}`);
+  config = replace(config, /errorfile 503 \S+/, `errorfile 503 "${HAPROXY_503}"`);
   const servers = [...config.matchAll(/^ {4}server (\S+) \S+ check port \d+$/gm)];
   if (servers.length !== backends.length)
     throw new Error(`${HAPROXY_CONFIG} lists ${servers.length} servers, the test has ${backends.length}`);
@@ -57,6 +60,8 @@ export interface ServerStat {
   status: string;
   /** Answers with a 2xx status this server gave through HAProxy since it started. */
   answered2xx: number;
+  /** Answers with a 4xx status (429 included) this server gave through HAProxy. */
+  answered4xx: number;
 }
 
 export interface Haproxy {
@@ -118,6 +123,7 @@ export async function startHaproxy(
       result[cells[column('svname')]!] = {
         status: cells[column('status')]!,
         answered2xx: Number(cells[column('hrsp_2xx')]),
+        answered4xx: Number(cells[column('hrsp_4xx')]),
       };
     }
     return result;

@@ -17,6 +17,8 @@ export interface LimitsTally {
   limited: number;
   /** HTTP 503 naming RATE_LIMIT_ON_STORE_ERROR=deny. */
   storeRefused: number;
+  /** HTTP 503 from a load balancer with no gateway left (deploy/haproxy/errors/503.http). */
+  noGateway: number;
   http500: number;
   /** Any other status (a 503 that does not name the setting included). */
   other: number;
@@ -40,7 +42,9 @@ export interface LimitsOutageReport {
   tally: Record<LimitsPhase, LimitsTally[]>;
   /** Status and body of the first few refusals for the store. */
   storeRefusals: string[];
-  /** Status and body of the first few answers that were none of 200, 429 or that refusal. */
+  /** Status, headers and body of the first few load-balancer refusals (no gateway left). */
+  noGateway: string[];
+  /** Status and body of the first few answers that were none of 200, 429 or those refusals. */
   odd: string[];
   /** Longest time in which no call got a limit decision (200 or 429), in ms. */
   longestPauseMs: number;
@@ -59,6 +63,8 @@ export interface LimitsOutageOptions {
   urls: string[];
   /** A key the load spends, with a rate limit short enough that each call reaches Redis (e.g. 10/s). */
   key: string;
+  /** Where the check after the restart spends its burst, in turn (default `urls`): each gateway itself. */
+  checkUrls?: string[];
   /** A namespace the keys may call (tools/list is sent there). */
   namespace: string;
   kill(): Promise<void>;
@@ -83,6 +89,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 interface Sent {
   status: number;
   body: string;
+  retryAfter?: string | null;
+  contentType?: string | null;
 }
 
 async function send(base: string, namespace: string, key: string): Promise<Sent> {
@@ -97,9 +105,16 @@ async function send(base: string, namespace: string, key: string): Promise<Sent>
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       signal: AbortSignal.timeout(CALL_DEADLINE_MS),
     });
-    return { status: response.status, body: await response.text() };
+    return {
+      status: response.status,
+      body: await response.text(),
+      retryAfter: response.headers.get('retry-after'),
+      contentType: response.headers.get('content-type'),
+    };
   } catch (error) {
-    return { status: 0, body: (error as Error).message };
+    // fetch's own message ("fetch failed") hides what happened to the connection.
+    const cause = (error as Error).cause as Error | undefined;
+    return { status: 0, body: `${(error as Error).message}${cause ? ` (${cause.message})` : ''}` };
   }
 }
 
@@ -107,6 +122,7 @@ const emptyTally = (): LimitsTally => ({
   admitted: 0,
   limited: 0,
   storeRefused: 0,
+  noGateway: 0,
   http500: 0,
   other: 0,
   unanswered: 0,
@@ -117,6 +133,7 @@ function count(tally: LimitsTally, sent: Sent): keyof LimitsTally {
   if (sent.status === 200) kind = 'admitted';
   else if (sent.status === 429) kind = 'limited';
   else if (sent.status === 503 && sent.body.includes('RATE_LIMIT_ON_STORE_ERROR')) kind = 'storeRefused';
+  else if (sent.status === 503 && sent.body.includes('"no_gateway_available"')) kind = 'noGateway';
   else if (sent.status === 500) kind = 'http500';
   else if (sent.status === 0) kind = 'unanswered';
   tally[kind]++;
@@ -125,7 +142,7 @@ function count(tally: LimitsTally, sent: Sent): keyof LimitsTally {
 
 /** A fresh key's burst spent through every gateway in turn: one budget if the total admitted is the burst. */
 export async function checkShared(options: LimitsOutageOptions): Promise<SharedCheck> {
-  const { urls } = options;
+  const urls = options.checkUrls ?? options.urls;
   const key = await options.mint(SHARED_BURST);
   const started = Date.now();
   const admitted = urls.map(() => 0);
@@ -153,6 +170,7 @@ export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promis
   const log = options.log ?? (() => {});
   const tally = { before: urls.map(emptyTally), down: urls.map(emptyTally), after: urls.map(emptyTally) };
   const storeRefusals: string[] = [];
+  const noGateway: string[] = [];
   const odd: string[] = [];
   const clock = { phase: 'before' as LimitsPhase, restartedAt: 0 };
   // Per gateway: when it last decided a call that started after Valkey was back.
@@ -170,8 +188,10 @@ export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promis
         const now = Date.now();
         slowestMs = Math.max(slowestMs, now - startedAt);
         const kind = count(tally[phase][at]!, sent);
-        const samples = kind === 'storeRefused' ? storeRefusals : odd;
-        if (kind !== 'admitted' && kind !== 'limited' && samples.length < 3)
+        const samples = kind === 'storeRefused' ? storeRefusals : kind === 'noGateway' ? noGateway : odd;
+        if (kind === 'noGateway' && samples.length < 3)
+          samples.push(`${sent.status} ${sent.contentType} retry-after=${sent.retryAfter} ${sent.body}`);
+        else if (kind !== 'admitted' && kind !== 'limited' && samples.length < 3)
           samples.push(`${sent.status} ${sent.body.slice(0, 1000)}`);
         if (sent.status === 200 || sent.status === 429) {
           longestPauseMs = Math.max(longestPauseMs, now - lastDecisionAt);
@@ -218,6 +238,7 @@ export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promis
   return {
     tally,
     storeRefusals,
+    noGateway,
     odd,
     longestPauseMs,
     decidingAgainAfterMs: Math.max(...decidedAfter) - clock.restartedAt,

@@ -59,7 +59,10 @@ export async function writeMemory(
     if (result.isError) return { ...answer, code: result._meta?.['mcp-gateway/errorCode'] ?? 'unknown' };
     return { ...answer, id: result.structuredContent.id };
   } catch (error) {
-    return { status: 0, retryAfter: null, body: { error: (error as Error).message } };
+    // fetch's own message ("fetch failed") hides what happened to the connection.
+    const cause = (error as Error).cause as (Error & { code?: string }) | undefined;
+    const why = cause ? ` (${cause.code ?? ''} ${cause.message})` : '';
+    return { status: 0, retryAfter: null, body: { error: `${(error as Error).message}${why}` } };
   }
 }
 
