@@ -26,8 +26,9 @@ const EF_PER_FETCH = 5;
 /**
  * The HNSW candidate list of a search fetching `fetch` rows: never under the LIMIT (which
  * pgvector's default of 40 was for every fetch over 40), and EF_PER_FETCH times it, because
- * the scan is filtered by key: at ten keys of 100k in one table the default list found 0.18
- * of the exact top 10, this one all of them (docs/decisions/1102-hnsw-ef-search.md).
+ * the scan is filtered by key. pgvector costs a wider list higher, so where a key is a small
+ * share of the table the planner reads that key's rows exactly instead: at ten keys of 100k
+ * the default list found 0.17 of the exact top 10, this setting all of them (decision 1102).
  */
 export function efSearchFor(fetch: number): number {
   return Math.min(MAX_EF_SEARCH, Math.max(fetch, EF_FLOOR, Math.ceil(fetch * EF_PER_FETCH)));
