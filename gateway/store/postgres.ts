@@ -35,17 +35,42 @@ export function createPgPool(
      * on a pooled connection for ever. Unset: no limit.
      */
     queryTimeoutMs?: number;
+    /**
+     * Session settings sent in the connection's startup packet (`-c name=value`), so they
+     * hold from a connection's first statement on; a `SET` sent on the pool's `connect`
+     * event instead raced the caller's first query on the same client.
+     */
+    settings?: Record<string, string>;
   } = {},
 ): PgPool {
+  const startup = sessionOptions(url, options.settings ?? {});
   const pool = new (loadPg().Pool)({
     connectionString: url,
     max: options.max ?? 10,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
+    ...(startup ? { options: startup } : {}),
   });
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;
+}
+
+/**
+ * The startup `options` string: the URL's own `options` parameter (kept, it would otherwise
+ * be replaced) followed by `settings`. Names and values are the caller's constants; a space
+ * or backslash in a value is escaped as libpq's option parser expects.
+ */
+function sessionOptions(url: string, settings: Record<string, string>): string | undefined {
+  let fromUrl: string | null = null;
+  try {
+    fromUrl = new URL(url).searchParams.get('options');
+  } catch {}
+  const own = Object.entries(settings).map(
+    ([name, value]) => `-c ${name}=${value.replace(/([\\ ])/g, '\\$1')}`,
+  );
+  const all = [...(fromUrl ? [fromUrl] : []), ...own].join(' ');
+  return all === '' ? undefined : all;
 }
 
 /** Runs `fn` inside one transaction on one pooled client; rolls back on any error. */

@@ -9,7 +9,7 @@ import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts'
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { checkPgvector } from './postgres-pgvector.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
-import { type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
+import { PG_SESSION_SETTINGS, type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
 import { PgWriteStatements } from './postgres-write.ts';
 import type {
@@ -33,6 +33,15 @@ import { BatchLookups } from './write-batch.ts';
 import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlanAsync } from './write-plan.ts';
 
 /**
+ * The store's connections: every one carries the session settings from its startup on.
+ * Far above a search or write at 100k memories a key (tens of ms), the query timeout is
+ * reached only by a server that stopped answering; the call then answers STORE_UNAVAILABLE.
+ */
+export function memoryPgPool(url: string, max: number): PgPool {
+  return createPgPool(url, { max, queryTimeoutMs: 30_000, settings: PG_SESSION_SETTINGS });
+}
+
+/**
  * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
  * serialised by a transaction-scoped advisory lock on the key, which makes upsert, dedup
  * and the cap atomic across every gateway sharing the server.
@@ -49,13 +58,7 @@ export class PostgresMemoryStore implements MemoryStore {
   private cursorSeal: Promise<CursorSeal> | null = null;
 
   constructor(url: string, options: { max?: number } = {}) {
-    // Far above a search or write at 100k memories a key (tens of ms), so only a server that
-    // stopped answering reaches it; the call then answers STORE_UNAVAILABLE.
-    this.pool = createPgPool(url, { max: options.max ?? 10, queryTimeoutMs: 30_000 });
-    // Exact ordering even when the HNSW scan has to skip other keys' rows (pgvector >= 0.8).
-    this.pool.on('connect', (client) => {
-      client.query('SET hnsw.iterative_scan = strict_order').catch(() => {});
-    });
+    this.pool = memoryPgPool(url, options.max ?? 10);
   }
 
   /**
