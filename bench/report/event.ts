@@ -1,34 +1,13 @@
 /** Tables from `npm run bench -- event` (bench/results/event*.json). */
+import type { PublishRow } from '../event.ts';
+import type { ClusterResults } from '../event-cluster.ts';
 import { table, times } from './markdown.ts';
 import type { ResultFile } from './source.ts';
 
-interface PublishRow {
-  concurrency: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  kafkajsRps: number;
-  kafkajsP50Ms: number;
-  kafkajsP99Ms: number;
-}
+// The shapes the bench writes; a result file is read as the run that wrote it saw them.
 interface EventRun {
   publish: PublishRow[];
-  cluster?: {
-    brokers: number;
-    replicationFactor: number;
-    minInsyncReplicas: number;
-    publish: PublishRow[];
-    groupPoll: {
-      messages: number;
-      pollsPerSecond: number;
-      messagesPerSecond: number;
-      pollP50Ms: number;
-      pollP99Ms: number;
-      duplicates: number;
-      kafkajsMessagesPerSecond: number;
-      kafkajsDuplicates: number;
-    };
-  };
+  cluster?: ClusterResults;
 }
 
 /**
