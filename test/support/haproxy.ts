@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { debianTool, type Found } from './debian-tool.ts';
 import { waitFor } from './harness.ts';
 
@@ -45,6 +45,10 @@ export function renderConfig(template: string, bind: number, backends: Backend[]
   // TLS is the proxy's job in production; the test's clients speak plain HTTP on loopback.
   config = replace(config, /bind :443 ssl crt \S+/, `bind 127.0.0.1:${bind}`);
   config = replace(config, /errorfile 503 \S+/, `errorfile 503 "${HAPROXY_503}"`);
+  const fallback = '/run/haproxy/no-gateway.sock';
+  if (config.split(fallback).length !== 3)
+    throw new Error(`${HAPROXY_CONFIG} should name ${fallback} twice (its backup server and its frontend)`);
+  config = config.replaceAll(fallback, join(dirname(socket), 'no-gateway.sock'));
   const servers = [...config.matchAll(/^ {4}server (\S+) \S+ check port \d+$/gm)];
   if (servers.length !== backends.length)
     throw new Error(`${HAPROXY_CONFIG} lists ${servers.length} servers, the test has ${backends.length}`);
@@ -110,7 +114,8 @@ export async function startHaproxy(
   child.stdout!.on('data', (chunk) => output.push(String(chunk)));
   child.stderr!.on('data', (chunk) => output.push(String(chunk)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const names = [...config.matchAll(/^ {4}server (\S+) /gm)].map((match) => match[1]!);
+  // The gateways: the fallback server (no health check) is HAProxy's own JSON 503.
+  const names = [...config.matchAll(/^ {4}server (\S+) \S+ check port /gm)].map((match) => match[1]!);
 
   const stats = async (): Promise<Record<string, ServerStat>> => {
     const csv = (await adminCommand(socket, 'show stat')).replace(/^# /, '').trim().split('\n');
