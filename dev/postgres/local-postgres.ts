@@ -96,12 +96,17 @@ function portFree(port: number): Promise<number | undefined> {
   });
 }
 
-/** The port to use, kept in the data dir so that port 0 means the same port on every start. */
-async function choosePort(files: ServerFiles, requested: number): Promise<number> {
-  let saved: number | undefined;
+function savedPort(files: ServerFiles): number | undefined {
   try {
-    saved = (JSON.parse(readFileSync(files.stateFile, 'utf8')) as { port?: number }).port;
-  } catch {}
+    return (JSON.parse(readFileSync(files.stateFile, 'utf8')) as { port?: number }).port;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The port to use, kept in the data dir so that port 0 means the same port on every start. */
+async function choosePort(files: ServerFiles, requested: number, anyFree = false): Promise<number> {
+  const saved = anyFree ? undefined : savedPort(files);
   const wanted = requested === 0 && saved ? saved : requested;
   const port = await portFree(wanted);
   if (port === undefined) {
@@ -227,12 +232,28 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
     await makeTraversable(join(bin, 'postgres'), user, log);
     await makeTraversable(files.pgdata, user, log);
   }
-  const port = await choosePort(files, requested);
+  // A port the operator named, or the one this data dir keeps, is checked before anything is
+  // made. One this start picks (port 0, none kept yet) is picked after initdb, just before
+  // the server binds it, and if another process takes it in between, another one is tried.
+  const picked = requested === 0 && savedPort(files) === undefined;
+  let port = picked ? undefined : await choosePort(files, requested);
   if (state === 'fresh') {
     log(`creating a cluster in ${files.pgdata}${user ? ` (run as ${user.name})` : ''}`);
     await initdb(bin, files, user);
   }
-  return launch({ options, files, bin, port, user, log });
+  for (let attempt = 1; ; attempt++) {
+    port ??= await choosePort(files, requested, true);
+    try {
+      return await launch({ options, files, bin, port, user, log });
+    } catch (error) {
+      const taken =
+        error instanceof LocalPostgresError &&
+        /could not (create any TCP\/IP sockets|bind)/.test(error.message);
+      if (!picked || !taken || attempt >= 3) throw error;
+      log(`port ${port} was taken before the server bound it; trying another free port`);
+      port = undefined;
+    }
+  }
 }
 
 interface Launch {
