@@ -1,4 +1,6 @@
 /** Tables from the full run's file (bench/results/latest*.json) and from consume.json. */
+
+import type { PublishRow } from '../event.ts';
 import { oneDecimal, table, times } from './markdown.ts';
 import { memoryHeadlineRows } from './memory.ts';
 import type { ResultFile } from './source.ts';
@@ -11,15 +13,6 @@ interface EraRow {
   p99Ms: number;
   bareRps: number;
   ratio: number;
-}
-interface PublishRow {
-  concurrency: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  kafkajsRps: number;
-  kafkajsP50Ms: number;
-  kafkajsP99Ms: number;
 }
 interface Consume {
   warmP50Ms: number;

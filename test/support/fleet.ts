@@ -5,10 +5,10 @@
  * killed with -9 and started again on the same address; Kafka brokers are the caller's.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import { startWorker, type WorkerProcess } from '../broker-worker/support/worker-process.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
+import { freePort } from './harness.ts';
 
 export interface Fleet {
   gateways: TestGateway[];
@@ -29,17 +29,6 @@ export interface Fleet {
 }
 
 export type CallOutcome<T> = { ok: true; data: T } | { ok: false; error: string };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * `workerEnv` joins the fleet's own settings (bootstrap list, TCP listener, token); the
