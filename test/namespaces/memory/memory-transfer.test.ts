@@ -147,7 +147,10 @@ test('on a terminal the import redraws one progress line with its counts; in a p
     screen,
     /importing \[#{24}\] 100% 1201\/1201, [\d.]+\/s \(1200 created, 0 updated, 0 unchanged, 1 bad\)\r?\n/,
   );
-  assert.match(screen, /imported 1200 memories into key_[\w-]+ in [\d.]+ s \(\d+ memories\/s\): 1200 created/);
+  assert.match(
+    screen,
+    /imported 1200 memories into key_[\w-]+ in [\d.]+ s \(\d+ memories\/s\): 1200 created/,
+  );
 
   const piped = await memoryCli(['import', file, '--key', key], env);
   assert.equal(piped.code, 3);
