@@ -3,6 +3,7 @@ import { type MemoryRow, toRecord } from './common.ts';
 import type { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { narrowsBeyondKey, type SqlFragment, sqliteFilter } from './sqlite-filter.ts';
 import { ftsQuery, ftsTerms } from './sqlite-fts.ts';
+import { ROW_COLUMNS, rowsOf } from './sqlite-rows.ts';
 import { signBits } from './sqlite-schema.ts';
 import type { Candidate, SearchCandidates, SearchRequest } from './types.ts';
 
@@ -99,11 +100,15 @@ export function sqliteSearch(
   return { candidates, total, documentFrequency };
 }
 
+const READ_ROWS = `SELECT ${ROW_COLUMNS} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key`;
+
 /** The key's rows of `ids`, in no particular order (expired and filtered rows included, as before). */
 function readRows(st: Statements, apiKeyId: string, ids: number[]): MemoryRow[] {
-  return st(
-    'SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE m.api_key_id = @key',
-  ).all({ ids: JSON.stringify(ids), key: apiKeyId }) as MemoryRow[];
+  return rowsOf(
+    st(READ_ROWS)
+      .raw(true)
+      .all({ ids: JSON.stringify(ids), key: apiKeyId }) as unknown[][],
+  );
 }
 
 /** Cosine to the query of each row that has a float vector. */
@@ -224,12 +229,12 @@ function vectorArm(
  */
 function filteredRows(st: Statements, where: SqlFragment, ids: number[], want: number): MemoryRow[] {
   const read = st(
-    `SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE ${where.sql}`,
-  );
+    `SELECT ${ROW_COLUMNS} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value WHERE ${where.sql}`,
+  ).raw(true);
   const byId = new Map<number, MemoryRow>();
   for (const chunk of [ids.slice(0, want), ids.slice(want)]) {
     if (chunk.length === 0) break;
-    for (const row of read.all({ ...where.params, ids: JSON.stringify(chunk) }) as MemoryRow[])
+    for (const row of rowsOf(read.all({ ...where.params, ids: JSON.stringify(chunk) }) as unknown[][]))
       byId.set(row.id, row);
     if (byId.size >= want) break;
   }

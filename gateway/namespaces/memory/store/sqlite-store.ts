@@ -12,6 +12,7 @@ import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts'
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
 import { MERGE_STEP_SQL, registerMemoryFunctions } from './sqlite-fts.ts';
+import { ROW_COLUMNS, rowOf, rowsOf } from './sqlite-rows.ts';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.ts';
 import { sqliteSearch } from './sqlite-search.ts';
 import { supersedeSimilarRows } from './sqlite-supersede.ts';
@@ -36,6 +37,9 @@ import type {
 } from './types.ts';
 import { refusal } from './types.ts';
 import { autoSupersedeOrder, newBatchState, planUpdate, planWrite, runWritePlan } from './write-plan.ts';
+
+/** One text, made once: a statement's cache key is hashed on lookup, and a new string would be hashed every time. */
+const ROW_BY_ID = `SELECT ${ROW_COLUMNS} FROM memories m WHERE m.public_id = ? AND m.api_key_id = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`;
 
 export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;
 
@@ -84,6 +88,16 @@ export class SqliteMemoryStore implements MemoryStore {
     return statement;
   }
 
+  /** A cached statement in raw mode (rows as arrays, see sqlite-rows.ts); its SQL is read only this way. */
+  private raw(sql: string): Database.Statement<unknown[]> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<unknown[]>(sql).raw(true);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /** Made on the first cursor: the first connection to need one stores the secret for all. */
   private get cursors(): CursorSeal {
     if (!this.cursorSeal) {
@@ -100,9 +114,8 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   private row(apiKeyId: string, id: string, now: number): MemoryRow | undefined {
-    return this.st(
-      'SELECT * FROM memories WHERE public_id = ? AND api_key_id = ? AND (expires_at IS NULL OR expires_at > ?)',
-    ).get(id, apiKeyId, now) as MemoryRow | undefined;
+    const values = this.raw(ROW_BY_ID).get(id, apiKeyId, now) as unknown[] | undefined;
+    return values && rowOf(values);
   }
 
   /** Answers once the row is committed, together with the other writes of this turn. */
@@ -181,9 +194,11 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     // Event order (see eventOrder in common.ts): the row id is the write sequence.
     const order = newest ? 'm.pinned DESC, m.occurred_at DESC, m.id DESC' : 'm.occurred_at, m.id';
-    const rows = this.st(
-      `SELECT m.* FROM memories m WHERE ${where.sql}${after} ORDER BY ${order} LIMIT @limit`,
-    ).all({ ...where.params, limit: page.limit + 1 }) as MemoryRow[];
+    const rows = rowsOf(
+      this.raw(
+        `SELECT ${ROW_COLUMNS} FROM memories m WHERE ${where.sql}${after} ORDER BY ${order} LIMIT @limit`,
+      ).all({ ...where.params, limit: page.limit + 1 }) as unknown[][],
+    );
     const more = rows.length > page.limit;
     const shown = rows.slice(0, page.limit);
     const last = shown.at(-1);
