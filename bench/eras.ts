@@ -34,6 +34,8 @@ export interface EraRow {
   answerBytes: number;
   /** The tool a tools/call row called, when it is not the eras rows' event_capabilities. */
   tool?: string;
+  /** The same call on a server doing only the tool's work (see PairedSpec.floor). */
+  floor?: FloorFigures;
 }
 
 const MODERN_VERSION = '2026-07-28';
@@ -119,6 +121,13 @@ function medianRun(runs: MeasuredRun[]): MeasuredRun {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
+/** One server of a case: its load function and its runs, one per round. */
+interface Side {
+  name: string;
+  load: (seconds: number) => Promise<MeasuredRun>;
+  runs: MeasuredRun[];
+}
+
 /** One request measured on the gateway and on a bare uWS server answering the gateway's bytes. */
 export interface PairedSpec {
   method: EraMethod;
@@ -128,6 +137,26 @@ export interface PairedSpec {
   key: string;
   tool?: string;
   args?: Record<string, unknown>;
+  /**
+   * A third server doing the tool's own work without the gateway's (bench/servers/*-floor.ts),
+   * started with these settings and the era's result `_meta` as FLOOR_META; its answer must
+   * be the gateway's bytes.
+   */
+  floor?: { entry: string; env: Record<string, string> };
+}
+
+/** The floor server's figures beside a row's gateway and bare ones (see PairedSpec.floor). */
+export interface FloorFigures {
+  rps: number;
+  /** Median over the rounds of floor / bare. */
+  ratio: number;
+  cpuUsPerRequest: number;
+}
+
+/** The `_meta` of a 2026-07-28 result as JSON, or '' for a 2025 answer. */
+function resultMeta(answer: Buffer): string {
+  const meta = (JSON.parse(answer.toString('utf8')) as { result?: { _meta?: unknown } }).result?._meta;
+  return meta === undefined ? '' : JSON.stringify(meta);
 }
 
 /**
@@ -170,47 +199,76 @@ export async function pairedRounds(
       bares.push(bare);
       const { body, headers } = request(method, era, tool, args);
       const bareUrl = `http://127.0.0.1:${bare.info.port}${new URL(url).pathname}`;
-      cases.push({
-        spec,
-        answer,
-        ours: (seconds: number) => run(gatewayPid, url, { ...headers, 'x-api-key': key }, body, seconds),
-        bare: (seconds: number) => run(bare.info.pid, bareUrl, headers, body, seconds),
-        oursRuns: [] as MeasuredRun[],
-        bareRuns: [] as MeasuredRun[],
-      });
+      const sides: Side[] = [
+        {
+          name: 'gateway',
+          load: (seconds) => run(gatewayPid, url, { ...headers, 'x-api-key': key }, body, seconds),
+          runs: [],
+        },
+        { name: 'bare', load: (seconds) => run(bare.info.pid, bareUrl, headers, body, seconds), runs: [] },
+      ];
+      if (spec.floor) {
+        const floor = await startChild(spec.floor.entry, {
+          ...spec.floor.env,
+          FLOOR_META: resultMeta(answer),
+        });
+        bares.push(floor);
+        const floorUrl = `http://127.0.0.1:${floor.info.port}${new URL(url).pathname}`;
+        const floorAnswer = await capture(floorUrl, key, method, era, tool, args);
+        if (!floorAnswer.equals(answer)) {
+          throw new Error(
+            `${spec.floor.entry} answered other bytes than the gateway: ${floorAnswer.toString().slice(0, 300)}`,
+          );
+        }
+        sides.push({
+          name: 'floor',
+          load: (seconds) => run(floor.info.pid, floorUrl, headers, body, seconds),
+          runs: [],
+        });
+      }
+      cases.push({ spec, answer, sides });
     }
-    for (const c of cases) {
-      await c.ours(1); // warm-up
-      await c.bare(1);
-    }
+    for (const c of cases) for (const side of c.sides) await side.load(1); // warm-up
     for (let round = 1; round <= rounds; round++) {
       for (const c of cases) {
         const what = `${c.spec.method}${c.spec.tool ? ` ${c.spec.tool}` : ''} ${c.spec.era}`;
-        log(`paired: round ${round}/${rounds}: ${what} on the gateway (uWS) and on bare uWS`);
-        if (round % 2 === 1) {
-          c.oursRuns.push(await c.ours(durationSeconds));
-          c.bareRuns.push(await c.bare(durationSeconds));
-        } else {
-          c.bareRuns.push(await c.bare(durationSeconds));
-          c.oursRuns.push(await c.ours(durationSeconds));
-        }
+        const names = c.sides.map((side) => side.name).join(', ');
+        log(`paired: round ${round}/${rounds}: ${what} on ${names}`);
+        // The order is reversed every other round, so no side always runs first.
+        const order = round % 2 === 1 ? c.sides : [...c.sides].reverse();
+        for (const side of order) side.runs.push(await side.load(durationSeconds));
       }
     }
     return cases.map((c) => {
-      const ours = medianRun(c.oursRuns);
-      return {
+      const [oursRuns, bareRuns, floorRuns] = c.sides.map((side) => side.runs) as [
+        MeasuredRun[],
+        MeasuredRun[],
+        MeasuredRun[] | undefined,
+      ];
+      const ours = medianRun(oursRuns);
+      const perRound = (runs: MeasuredRun[]) =>
+        median(runs.map((result, i) => result.rps / bareRuns[i]!.rps));
+      const cpu = (runs: MeasuredRun[]) => median(runs.map((result) => result.cpuUsPerRequest));
+      const row: EraRow = {
         method: c.spec.method,
         era: c.spec.era,
         ...(c.spec.tool ? { tool: c.spec.tool } : {}),
         rps: ours.rps,
         p50Ms: ours.p50Ms,
         p99Ms: ours.p99Ms,
-        bareRps: medianRun(c.bareRuns).rps,
-        ratio: median(c.oursRuns.map((result, i) => result.rps / c.bareRuns[i]!.rps)),
-        cpuUsPerRequest: median(c.oursRuns.map((result) => result.cpuUsPerRequest)),
-        bareCpuUsPerRequest: median(c.bareRuns.map((result) => result.cpuUsPerRequest)),
+        bareRps: medianRun(bareRuns).rps,
+        ratio: perRound(oursRuns),
+        cpuUsPerRequest: cpu(oursRuns),
+        bareCpuUsPerRequest: cpu(bareRuns),
         answerBytes: c.answer.length,
       };
+      if (floorRuns)
+        row.floor = {
+          rps: medianRun(floorRuns).rps,
+          ratio: perRound(floorRuns),
+          cpuUsPerRequest: cpu(floorRuns),
+        };
+      return row;
     });
   } finally {
     await Promise.all(bares.map((bare) => bare.stop()));
@@ -261,6 +319,7 @@ export function eraRows(rows: EraRow[]): Array<[string, string, string, string]>
         `bare uWS, same ${row.answerBytes} bytes ${row.bareRps}`,
         `${Math.round(row.ratio * 100) / 100}×`,
       ]);
+      if (row.floor) table.push(...floorRows(group, row, row.floor));
     }
     if (legacy && modern) {
       table.push([
@@ -278,6 +337,24 @@ export function eraRows(rows: EraRow[]): Array<[string, string, string, string]>
     }
   }
   return table;
+}
+
+/** A floor server's rows: its rps beside bare uWS, and the gateway's CPU per call beside its. */
+function floorRows(group: string, row: EraRow, floor: FloorFigures): Array<[string, string, string, string]> {
+  return [
+    [
+      `${group} rps ${ERA_NAME[row.era]}, the tool's work alone (floor server)`,
+      `${floor.rps}`,
+      `bare uWS ${row.bareRps}`,
+      `${Math.round(floor.ratio * 100) / 100}×`,
+    ],
+    [
+      `${group} server CPU µs/request ${ERA_NAME[row.era]}: gateway beside the floor server`,
+      `${row.cpuUsPerRequest}`,
+      `floor ${floor.cpuUsPerRequest}`,
+      `${ratio(row.cpuUsPerRequest, floor.cpuUsPerRequest)}×`,
+    ],
+  ];
 }
 
 // `npx tsx bench/eras.ts [--quick]` runs this section alone (no Kafka needed) and prints its rows.

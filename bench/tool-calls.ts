@@ -4,7 +4,9 @@
  * event_capabilities (the eras rows' call) beside them:
  *
  * - memory_get and memory_search on SQLite, the key holding 10,000 memories (WordNet
- *   definitions written through memory_write first). Embeddings are off, so memory_search
+ *   definitions written through memory_write first). memory_get also runs on a floor server
+ *   (bench/servers/memory-get-floor.ts: the tool's work alone, on the gateway's own file and
+ *   code, the same bytes), which splits its gap to bare uWS. Embeddings are off, so memory_search
  *   runs its keyword arm: a query embedding would put the embedder's time in the row, and
  *   the embedders have their own bench.
  * - event_publish, its worker answered in process by the bench gateway (as
@@ -90,7 +92,15 @@ export async function benchToolCalls(
     const calls: Array<Omit<PairedSpec, 'method' | 'era' | 'key'>> = [
       // The eras rows' call, again here so its figures sit beside the others' in one file.
       { url: `${base}/event/mcp`, tool: 'event_capabilities', args: {} },
-      { url: `${base}/memory/mcp`, tool: 'memory_get', args: { id } },
+      {
+        url: `${base}/memory/mcp`,
+        tool: 'memory_get',
+        args: { id },
+        floor: {
+          entry: 'bench/servers/memory-get-floor.ts',
+          env: { DATA_DIR: dataDir, FLOOR_MEMORY_ID: id },
+        },
+      },
       { url: `${base}/memory/mcp`, tool: 'memory_search', args: { query: SEARCH_QUERY } },
       {
         url: `${base}/event/mcp`,

@@ -19,6 +19,8 @@ export interface UwsRequest {
   getUrl(): string;
   getQuery(): string | undefined;
   forEach(cb: (name: string, value: string) => void): void;
+  /** The value of a header by its lower-case name; empty when absent. */
+  getHeader(name: string): string;
 }
 export interface UwsResponse {
   onAborted(cb: () => void): UwsResponse;

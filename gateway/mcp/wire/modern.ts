@@ -21,6 +21,22 @@ export interface ModernWire {
   toolResult(id: JsonRpcId, result: ToolResult): HttpResponse;
 }
 
+/**
+ * A successful tool result in this era; `meta` is the result `_meta` as JSON. `text` already
+ * is the structured output as JSON (see ToolResult): not serialized twice.
+ */
+export function encodeModernToolResult(
+  result: Extract<ToolResult, { isError: false }>,
+  meta: string,
+): string {
+  const withOutput = result.structured !== undefined;
+  const content = withOutput
+    ? textContent(result.text, result.quoted)
+    : JSON.stringify([{ type: 'text', text: result.text }]);
+  const structured = withOutput ? `,"structuredContent":${result.text}` : '';
+  return `{"resultType":"complete","content":${content}${structured},"isError":false,"_meta":${meta}}`;
+}
+
 export function createModernWire(model: NamespaceModel): ModernWire {
   const meta = JSON.stringify({ [META.SERVER_INFO]: model.serverInfo });
   /**
@@ -60,16 +76,7 @@ export function createModernWire(model: NamespaceModel): ModernWire {
     },
     toolResult(id, result) {
       if (result.isError) return resultResponse(id, errorResult(result.text, result.code));
-      // `text` already is the structured output as JSON (see ToolResult): not serialized twice.
-      const withOutput = result.structured !== undefined;
-      const content = withOutput
-        ? textContent(result.text, result.quoted)
-        : JSON.stringify([{ type: 'text', text: result.text }]);
-      const structured = withOutput ? `,"structuredContent":${result.text}` : '';
-      return resultResponse(
-        id,
-        `{"resultType":"complete","content":${content}${structured},"isError":false,"_meta":${meta}}`,
-      );
+      return resultResponse(id, encodeModernToolResult(result, meta));
     },
   };
 }
