@@ -318,7 +318,9 @@ async function serveMcp(
 
   // Every authenticated MCP request counts, before anything of it is read or run.
   if (router.rateGate) {
-    const limited = await router.rateGate.check(auth.apiKeyId, auth.limits, route.name);
+    // Most checks answer at once, from the local lease: awaited only when Redis is asked.
+    const checked = router.rateGate.check(auth.apiKeyId, auth.limits, route.name);
+    const limited = checked instanceof Promise ? await checked : checked;
     if (limited) {
       // deny's 503 while Redis is away refuses the key's request like a 429 does: the trail records it.
       if (note && limited.status === 503) note.errorCode = STORE_UNAVAILABLE;

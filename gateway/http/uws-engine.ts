@@ -14,6 +14,13 @@ import type {
 import { AddressedHead, bodyLength, LINGER, portInUseError, statusLine, wholeBody } from './engine.ts';
 import type { LoadedUws, UwsApp, UwsModule, UwsRequest, UwsResponse } from './uws-loader.ts';
 
+/** uWS names the method in lower case; the common ones map to constants, not a new string each. */
+function upperMethod(method: string): string {
+  if (method === 'post') return 'POST';
+  if (method === 'get') return 'GET';
+  return method.toUpperCase();
+}
+
 // uWS invalidates the request object when the handler returns, so the head is copied
 // first. The peer's address is asked of uWS only when read (see UwsExchange.readPeer).
 function headOf(
@@ -27,7 +34,7 @@ function headOf(
     headers[name] = previous === undefined ? value : `${previous}, ${value}`;
   });
   return new AddressedHead(
-    req.getMethod().toUpperCase(),
+    upperMethod(req.getMethod()),
     req.getUrl(),
     req.getQuery() ?? '',
     headers,

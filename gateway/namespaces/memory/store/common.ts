@@ -55,13 +55,20 @@ export interface MemoryRow {
   superseded_by?: string | null;
 }
 
+/** Stored JSON text; most memories have no tags or metadata, which need no parse. */
+function parseStored(text: string): never {
+  if (text === '[]') return [] as never;
+  if (text === '{}') return {} as never;
+  return JSON.parse(text) as never;
+}
+
 /** SQLite hands tags and metadata back as JSON text, Postgres as arrays and objects. */
 export function toRecord(row: MemoryRow): MemoryRecord {
   return {
     id: row.public_id,
     content: row.content,
-    tags: typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags,
-    metadata: typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata,
+    tags: typeof row.tags === 'string' ? parseStored(row.tags) : row.tags,
+    metadata: typeof row.metadata === 'string' ? parseStored(row.metadata) : row.metadata,
     namespace: row.namespace,
     key: row.key,
     pinned: Boolean(row.pinned),
