@@ -13,6 +13,8 @@ interface Row {
   cpuUsPerRequest: number | null;
   bareCpuUsPerRequest: number | null;
   answerBytes: number;
+  /** The same call on the floor server (the tool's work alone); files from 2026-11-29 10:30 on. */
+  floor?: { rps: number; ratio: number; cpuUsPerRequest: number };
 }
 interface Writer {
   tool: string;
@@ -39,13 +41,24 @@ const cpu = (us: number | null) => (us === null ? 'n/a' : `${us}`);
 export function toolCallsTable([file]: ResultFile[]): string {
   const data = file!.data as unknown as ToolCalls;
   const [before, after] = [data.run.loadAverageBefore[0], data.run.loadAverageAfter[0]];
-  const rows = data.toolCalls.map((r) => [
-    `${r.tool} ${ERA[r.era]}`,
-    `${r.rps} (${r.p50Ms}/${r.p99Ms})`,
-    `${r.bareRps} (${r.answerBytes} bytes)`,
-    times(r.ratio),
-    `${cpu(r.cpuUsPerRequest)} / ${cpu(r.bareCpuUsPerRequest)}`,
-  ]);
+  const rows = data.toolCalls.flatMap((r) => {
+    const row = [
+      `${r.tool} ${ERA[r.era]}`,
+      `${r.rps} (${r.p50Ms}/${r.p99Ms})`,
+      `${r.bareRps} (${r.answerBytes} bytes)`,
+      times(r.ratio),
+      `${cpu(r.cpuUsPerRequest)} / ${cpu(r.bareCpuUsPerRequest)}`,
+    ];
+    if (!r.floor) return [row];
+    const floor = [
+      `${r.tool} ${ERA[r.era]}, floor server (the tool's work alone)`,
+      `${r.floor.rps}`,
+      `${r.bareRps}`,
+      times(r.floor.ratio),
+      `${r.floor.cpuUsPerRequest} / ${cpu(r.bareCpuUsPerRequest)}`,
+    ];
+    return [row, floor];
+  });
   return [
     `A ${data.run.mode} run; load average (1 min) ${before} before, ${after} after.`,
     table(
