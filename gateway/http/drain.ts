@@ -42,43 +42,50 @@ export function drainable(inner: RequestHandler): Drainable {
     if (leaving === 0) setImmediate(leaveTogether);
     leaving += 1;
   };
+  const failed = (error: unknown): never => {
+    leaveSoon();
+    throw error;
+  };
+  const countedOut = (response: HttpResponse): HttpResponse => {
+    const onWritten = response.onWritten;
+    if (!onWritten) {
+      // Counted out only after the engine has written the answer (it does so in a
+      // continuation of this promise), so a drain never closes over an unsent answer.
+      leaveSoon();
+      return response;
+    }
+    // An answer whose delivery matters (a poll's lease) counts out once the engine has
+    // reported it, so what that report settles is queued before the drain ends.
+    let counted = false;
+    return {
+      ...response,
+      onWritten: (ok) => {
+        try {
+          onWritten(ok);
+        } finally {
+          if (!counted) {
+            counted = true;
+            leave(1);
+          }
+        }
+      },
+    };
+  };
   return {
     get inFlight() {
       return inFlight;
     },
-    handler: async (context) => {
-      if (draining) return SHUTTING_DOWN;
+    // A then, not an async function: one promise per request instead of two and a resumption.
+    handler: (context) => {
+      if (draining) return Promise.resolve(SHUTTING_DOWN);
       inFlight += 1;
-      let response: HttpResponse;
       try {
-        response = await inner(context);
+        return inner(context).then(countedOut, failed);
       } catch (error) {
+        // A handler that throws before its first await is counted out like one that rejects.
         leaveSoon();
-        throw error;
+        return Promise.reject(error);
       }
-      const onWritten = response.onWritten;
-      if (!onWritten) {
-        // Counted out only after the engine has written the answer (it does so in a
-        // continuation of this promise), so a drain never closes over an unsent answer.
-        leaveSoon();
-        return response;
-      }
-      // An answer whose delivery matters (a poll's lease) counts out once the engine has
-      // reported it, so what that report settles is queued before the drain ends.
-      let counted = false;
-      return {
-        ...response,
-        onWritten: (ok) => {
-          try {
-            onWritten(ok);
-          } finally {
-            if (!counted) {
-              counted = true;
-              leave(1);
-            }
-          }
-        },
-      };
     },
     drain(timeoutMs) {
       draining = true;
