@@ -191,9 +191,13 @@ export async function pgSupersedeSimilar(
 ): Promise<number> {
   if (!(await hasVectorTable(db))) return 0;
   let marked = 0;
+  // The neighbours come from the same key-filtered HNSW scan as a search's vector arm, so
+  // its candidate list is widened by the same rule (decision 1102).
+  const ef = efSearchFor(SUPERSEDE_NEIGHBOURS);
   for (const rowId of rowIds) {
-    const rows = await db.q<{ id: string }>(
-      `WITH me AS (
+    const rows = await withEfSearch(db, ef, async (client) => {
+      const found = await client.query(
+        `WITH me AS (
          SELECT m.id, m.public_id, m.api_key_id, m.namespace, m.occurred_at, m.pinned, m.key, v.embedding
            FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
           WHERE m.id = $1 AND m.superseded_by IS NULL),
@@ -215,8 +219,10 @@ export async function pgSupersedeSimilar(
           WHERE id = (SELECT id FROM me WHERE NOT pinned AND key IS NULL) AND EXISTS (SELECT 1 FROM newer)
           RETURNING id)
        SELECT id FROM older UNION ALL SELECT id FROM self`,
-      [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS],
-    );
+        [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS],
+      );
+      return found.rows;
+    });
     marked += rows.length;
   }
   return marked;
