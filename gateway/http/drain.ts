@@ -21,6 +21,38 @@ export interface Drainable {
   drain(timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * The answer, arranged to be counted out once written: at the next turn (the engine writes it
+ * in a continuation of this promise, so a drain never closes over an unsent answer), or, for
+ * an answer whose delivery matters (a poll's lease), once the engine has reported it, so
+ * what that report settles is queued before the drain ends.
+ */
+function countedOutWhenWritten(
+  response: HttpResponse,
+  leaveSoon: () => void,
+  leave: (count: number) => void,
+): HttpResponse {
+  const onWritten = response.onWritten;
+  if (!onWritten) {
+    leaveSoon();
+    return response;
+  }
+  let counted = false;
+  return {
+    ...response,
+    onWritten: (ok) => {
+      try {
+        onWritten(ok);
+      } finally {
+        if (!counted) {
+          counted = true;
+          leave(1);
+        }
+      }
+    },
+  };
+}
+
 /** Counts requests in flight so a stopping gateway can answer each of them before it closes. */
 export function drainable(inner: RequestHandler): Drainable {
   let inFlight = 0;
@@ -46,31 +78,7 @@ export function drainable(inner: RequestHandler): Drainable {
     leaveSoon();
     throw error;
   };
-  const countedOut = (response: HttpResponse): HttpResponse => {
-    const onWritten = response.onWritten;
-    if (!onWritten) {
-      // Counted out only after the engine has written the answer (it does so in a
-      // continuation of this promise), so a drain never closes over an unsent answer.
-      leaveSoon();
-      return response;
-    }
-    // An answer whose delivery matters (a poll's lease) counts out once the engine has
-    // reported it, so what that report settles is queued before the drain ends.
-    let counted = false;
-    return {
-      ...response,
-      onWritten: (ok) => {
-        try {
-          onWritten(ok);
-        } finally {
-          if (!counted) {
-            counted = true;
-            leave(1);
-          }
-        }
-      },
-    };
-  };
+  const countedOut = (response: HttpResponse) => countedOutWhenWritten(response, leaveSoon, leave);
   return {
     get inFlight() {
       return inFlight;
