@@ -53,14 +53,17 @@ const shown = (seen: Readiness[]) =>
   seen.map((r) => `${r.status}${r.failing.length ? ` (failing: ${r.failing.join(', ')})` : ''}`).join(' / ');
 
 /** What each phase's calls got, for the note. */
-function phaseNotes(report: LimitsOutageReport): string {
+function phaseNotes(report: LimitsOutageReport, onStoreError: 'allow' | 'deny'): string {
   const down = sumTally(report.tally.down);
   const restarting = sumTally(report.tally.restarting);
+  // deny admits only what a Valkey granted, so these are the new, empty server's (a full bucket).
+  const whose =
+    onStoreError === 'deny' ? 'by the new, empty server' : "by the new server or each gateway's own limit";
   return (
     `while down (answered before Valkey's restart began): ${down.admitted} admitted, ${down.limited} x 429, ` +
     `${down.storeRefused} x 503; answered once the restart had begun, before the new Valkey answered the ` +
-    `campaign ${seconds(report.restartTookMs)} later: ${restarting.admitted} admitted (the new server's full ` +
-    `bucket), ${restarting.limited} x 429, ${restarting.storeRefused} x 503`
+    `campaign ${seconds(report.restartTookMs)} later: ${restarting.admitted} admitted (${whose}), ` +
+    `${restarting.limited} x 429, ${restarting.storeRefused} x 503`
   );
 }
 
@@ -107,7 +110,7 @@ export async function redisRow(fleet: Pairs, onStoreError: 'allow' | 'deny', log
     longestPauseMs: report.longestPauseMs,
     recovered: held && report.shared.held && all.http500 === 0 && all.other === 0,
     note:
-      `${held ? '' : `${onStoreError} NOT HELD while down; `}${phaseNotes(report)}; ` +
+      `${held ? '' : `${onStoreError} NOT HELD while down; `}${phaseNotes(report, onStoreError)}; ` +
       `/readyz before the kill ${shown(readyBefore)}, while down ${shown(readyWhileDown)}, ` +
       `after ${shown(readyAfter)}; ${all.http500} x HTTP 500 in all; ` +
       `one budget across both gateways again ${seconds(report.sharedAgainAfterMs)} after Valkey was back ` +
