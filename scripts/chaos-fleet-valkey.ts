@@ -62,7 +62,7 @@ function phaseNotes(report: LimitsOutageReport, onStoreError: 'allow' | 'deny'):
   return (
     `while down (answered before Valkey's restart began): ${down.admitted} admitted, ${down.limited} x 429, ` +
     `${down.storeRefused} x 503; answered once the restart had begun, before the new Valkey answered the ` +
-    `campaign ${seconds(report.restartTookMs)} later: ${restarting.admitted} admitted (${whose}), ` +
+    `campaign ${report.restartTookMs} ms later: ${restarting.admitted} admitted (${whose}), ` +
     `${restarting.limited} x 429, ${restarting.storeRefused} x 503`
   );
 }

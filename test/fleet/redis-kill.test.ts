@@ -4,7 +4,10 @@
  * persists nothing). Each RATE_LIMIT_ON_STORE_ERROR setting gets a fleet of its own: `allow`
  * keeps deciding on each process's own limit, `deny` refuses with a JSON 503 naming the
  * setting. Either way no call gets a 500 or goes unanswered, and once Valkey is back one
- * key's budget holds across both gateways again, neither restarted. No broker is needed:
+ * key's budget holds across both gateways again, neither restarted. A call answered once
+ * Valkey's restart has begun is counted apart from the outage (the new, empty server may
+ * admit it); under deny the restart is held until each gateway has reached the new server,
+ * so that case is met every run (record 1201). No broker is needed:
  * the gateways run without workers, so this file runs beside the others.
  * The fault is driven by test/support/limits-under-redis-kill.ts, as in `npm run chaos -- fleet`.
  */
