@@ -5,7 +5,9 @@
  * the note.
  */
 import { cpus, loadavg, totalmem } from 'node:os';
+import { runCli } from '../test/support/cli.ts';
 import type { GroupReport } from '../test/support/group-under-faults.ts';
+import type { Pairs } from '../test/support/pairs.ts';
 
 export interface Row {
   fault: string;
@@ -16,6 +18,29 @@ export interface Row {
   longestPauseMs: number;
   recovered: boolean;
   note: string;
+}
+
+/** A key minted on the fleet's key store with `npm run keys -- create`. */
+export async function mint(fleet: Pairs, label: string, ...options: string[]): Promise<string> {
+  const made = await runCli('keys', ['create', '--label', label, '--json', ...options], {
+    env: fleet.storeEnv,
+  });
+  if (made.code !== 0) throw new Error(`npm run keys -- create failed: ${made.stderr}`);
+  return (JSON.parse(made.stdout) as { key: string }).key;
+}
+
+/** A row for a fault that was not run; its note says why. */
+export function skipped(fault: string): Row {
+  return {
+    fault,
+    acknowledged: 0,
+    lost: null,
+    duplicated: null,
+    unanswered: 0,
+    longestPauseMs: 0,
+    recovered: false,
+    note: '',
+  };
 }
 
 export function groupRow(fault: string, report: GroupReport): Row {

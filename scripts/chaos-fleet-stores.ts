@@ -5,35 +5,26 @@
  * cluster, and Debian's HAProxy in front. Faults: kill -9 of a gateway behind HAProxy, kill -9
  * of the postmaster while memories are written through both gateways, and Valkey killed -9
  * while limits are enforced through both (RATE_LIMIT_ON_STORE_ERROR=allow, then deny on a
- * second pair of gateways), and Valkey killed -9 under `allow` again with the calls going
- * through HAProxy. Each is driven by the module its test uses.
+ * second pair of gateways and workers), and Valkey killed -9 under `allow` again with the
+ * calls going through HAProxy (those three in scripts/chaos-fleet-valkey.ts). Each is driven
+ * by the module its test uses.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTopicsAndWait } from '../broker-worker/kafka/create-topics.ts';
-import { runCli } from '../test/support/cli.ts';
 import { gatewayKillUnderLb, KILL_PHASES } from '../test/support/gateway-kill-under-lb.ts';
 import { findHaproxy, startHaproxy } from '../test/support/haproxy.ts';
 import { freePort, waitFor } from '../test/support/harness.ts';
-import { balance, notUp, watchServers } from '../test/support/lb-watch.ts';
-import { limitsUnderRedisKill, sumTally } from '../test/support/limits-under-redis-kill.ts';
 import { memoryWritesUnderOutage } from '../test/support/memory-under-outage.ts';
 import { startOwnPostgres } from '../test/support/own-postgres.ts';
 import { mcpClient, type Pairs, startPairs } from '../test/support/pairs.ts';
 import { topicValues } from '../test/support/publish-under-faults.ts';
-import { type Row, seconds } from './chaos-fleet-rows.ts';
+import { mint, type Row, seconds, skipped } from './chaos-fleet-rows.ts';
+import { redisRow, redisThroughLbRow, STORE_ROWS_GATEWAY_ENV } from './chaos-fleet-valkey.ts';
 
 type Log = (line: string) => void;
-
-async function mint(fleet: Pairs, label: string, ...options: string[]): Promise<string> {
-  const made = await runCli('keys', ['create', '--label', label, '--json', ...options], {
-    env: fleet.storeEnv,
-  });
-  if (made.code !== 0) throw new Error(`npm run keys -- create failed: ${made.stderr}`);
-  return (JSON.parse(made.stdout) as { key: string }).key;
-}
 
 async function gatewayKillRow(fleet: Pairs, bootstrap: string, log: Log): Promise<Row> {
   const fault = 'kill -9 of a gateway behind HAProxy, 4 callers publishing through it; restarted';
@@ -84,19 +75,6 @@ async function gatewayKillRow(fleet: Pairs, bootstrap: string, log: Log): Promis
   }
 }
 
-function skipped(fault: string): Row {
-  return {
-    fault,
-    acknowledged: 0,
-    lost: null,
-    duplicated: null,
-    unanswered: 0,
-    longestPauseMs: 0,
-    recovered: false,
-    note: '',
-  };
-}
-
 async function postgresRow(
   fleet: Pairs,
   postgres: Awaited<ReturnType<typeof startOwnPostgres>>,
@@ -136,136 +114,21 @@ async function postgresRow(
   };
 }
 
-async function redisRow(fleet: Pairs, onStoreError: 'allow' | 'deny', log: Log): Promise<Row> {
-  let checks = 0;
-  // What a load balancer checking /readyz sees of each gateway while Valkey is away.
-  let readyWhileDown: number[] = [];
-  const report = await limitsUnderRedisKill({
-    urls: fleet.hosts.map((host) => host.url),
-    key: await mint(
-      fleet,
-      `chaos-redis-${onStoreError}`,
-      '--namespaces',
-      'memory',
-      '--rate',
-      '10/s',
-      '--burst',
-      '10',
-    ),
-    namespace: 'memory',
-    kill: () => fleet.valkey.kill(),
-    restart: () => fleet.restartValkey(),
-    mint: (burst) =>
-      mint(
-        fleet,
-        `chaos-redis-check-${++checks}`,
-        '--namespaces',
-        'memory',
-        '--rate',
-        '1/min',
-        '--burst',
-        String(burst),
-      ),
-    callersPerGateway: 2,
-    downMs: 5000,
-    whileDown: async () => {
-      const probe = () => Promise.all(fleet.hosts.map((_, index) => fleet.readyz(index)));
-      // The readiness check gives Redis 1.5 s to answer; a verdict settles within a few.
-      readyWhileDown = await waitFor(
-        async () => {
-          const statuses = await probe();
-          return statuses.every((status) => status !== 200) ? statuses : undefined;
-        },
-        { what: 'every gateway /readyz to fail', timeoutMs: 4000, intervalMs: 200 },
-      ).catch(probe);
-    },
-    log,
-  });
-  const all = sumTally([...report.tally.before, ...report.tally.down, ...report.tally.after]);
-  const down = sumTally(report.tally.down);
-  return {
-    fault: `Valkey kill -9 under rate-limited calls through both gateways (10/s key, 4 callers), RATE_LIMIT_ON_STORE_ERROR=${onStoreError}; restarted after 5 s`,
-    acknowledged: all.admitted,
-    lost: null,
-    duplicated: null,
-    unanswered: all.unanswered,
-    longestPauseMs: report.longestPauseMs,
-    recovered: report.shared.held && all.http500 === 0 && all.other === 0,
-    note:
-      `while down: ${down.admitted} admitted, ${down.limited} x 429, ${down.storeRefused} x 503, /readyz ${readyWhileDown.join(' / ')}; ` +
-      `${all.http500} x HTTP 500 in all; ` +
-      `one budget across both gateways again ${seconds(report.sharedAgainAfterMs)} after Valkey was back ` +
-      `(a burst of ${report.shared.burst}: ${report.shared.admitted.join(' + ')} admitted)`,
-  };
-}
-
-/** Valkey killed -9 under calls through HAProxy, `allow`: the gateways stay in rotation. */
-async function redisThroughLbRow(fleet: Pairs, log: Log): Promise<Row> {
-  const fault =
-    'Valkey kill -9 under rate-limited calls through HAProxy (10/s key, 4 callers), RATE_LIMIT_ON_STORE_ERROR=allow; restarted after 5 s';
-  const found = await findHaproxy();
-  if (found.skip) return { ...skipped(fault), note: `not run: ${found.skip}` };
-  const balanced = await balance(found, fleet);
-  const watch = watchServers(balanced.lb);
-  let checks = 0;
-  const keyFor = (label: string, rate: string, burst: number) =>
-    mint(fleet, label, '--namespaces', 'memory', '--rate', rate, '--burst', String(burst));
-  try {
-    let killedAt = 0;
-    const report = await limitsUnderRedisKill({
-      urls: [balanced.lb.url],
-      checkUrls: fleet.hosts.map((host) => host.url),
-      key: await keyFor('chaos-redis-lb', '10/s', 10),
-      namespace: 'memory',
-      kill: () => {
-        killedAt = Date.now();
-        return fleet.valkey.kill();
-      },
-      restart: () => fleet.restartValkey(),
-      mint: (burst) => keyFor(`chaos-redis-lb-check-${++checks}`, '1/min', burst),
-      callersPerGateway: 4,
-      downMs: 5000,
-      log,
-    });
-    await watch.stop();
-    const all = sumTally([...report.tally.before, ...report.tally.down, ...report.tally.after]);
-    const down = sumTally(report.tally.down);
-    const out = notUp(watch.samples, killedAt);
-    return {
-      fault,
-      acknowledged: all.admitted,
-      lost: null,
-      duplicated: null,
-      unanswered: all.unanswered,
-      longestPauseMs: report.longestPauseMs,
-      recovered:
-        report.shared.held && all.http500 === 0 && all.other === 0 && all.noGateway === 0 && out.length === 0,
-      note:
-        `HAProxy: both gateways UP in ${watch.samples.length - out.length} of ${watch.samples.length} reads; ` +
-        `while down: ${down.admitted} admitted, ${down.limited} x 429, ${all.noGateway} answered by HAProxy, ` +
-        `${all.http500} x HTTP 500 in all; one budget again ${seconds(report.sharedAgainAfterMs)} after Valkey was back`,
-    };
-  } finally {
-    await watch.stop();
-    await balanced.stop();
-  }
-}
-
 /** The gateway, Postgres and Valkey rows, on a fleet started for them and stopped after. */
 export async function storeFaultRows(bootstrap: string, log: Log): Promise<Row[]> {
   const postgres = await startOwnPostgres();
   const fleets: Pairs[] = [];
   try {
-    // Key verdicts expire within the outage, so calls need key lookups on the dead store.
-    const gatewayEnv = { API_KEY_CACHE_TTL_MS: '200', MEMORY_EMBEDDINGS: 'none' };
+    const gatewayEnv = STORE_ROWS_GATEWAY_ENV;
     const fleet = await startPairs({ bootstrap, postgresUrl: postgres.url, gatewayEnv });
     fleets.push(fleet);
     const rows = [await gatewayKillRow(fleet, bootstrap, log)];
     rows.push(await postgresRow(fleet, postgres, log));
     rows.push(await redisRow(fleet, 'allow', log));
     rows.push(await redisThroughLbRow(fleet, log));
-    // deny on two more gateways (no workers: limits need none), on the same Postgres.
+    // deny on two more pairs, on the same Postgres; with workers, so /readyz fails for Valkey alone.
     const denying = await startPairs({
+      bootstrap,
       postgresUrl: postgres.url,
       gatewayEnv: { ...gatewayEnv, RATE_LIMIT_ON_STORE_ERROR: 'deny' },
     });

@@ -6,6 +6,7 @@
  * then, on gateway processes behind HAProxy with a Postgres and a Valkey
  * (scripts/chaos-fleet-stores.ts): a gateway, the postmaster and Valkey killed -9.
  * Exits 1 when an acknowledged operation is lost or the fleet did not recover on its own.
+ * `npm run chaos -- fleet valkey` runs only the two direct Valkey rows, on one broker.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { runGroupUnderFaults } from '../test/support/group-under-faults.ts';
 import { publishUnderFault } from '../test/support/publish-under-faults.ts';
 import { groupRow, machine, printRows, type Row } from './chaos-fleet-rows.ts';
 import { storeFaultRows } from './chaos-fleet-stores.ts';
+import { valkeyRows } from './chaos-fleet-valkey.ts';
 
 const log = (line: string) => console.log(`[chaos fleet ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -32,19 +34,10 @@ const stopAll = async () => {
 process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
 
 const rows: Row[] = [];
-log(`start ${machine()}`);
-try {
-  const kafka = await startLocalKafka({
-    dataDir,
-    brokers: 3,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    controllerPort: 0,
-    saslSslPort: null,
-    initialRebalanceDelayMs: 0,
-    log,
-  });
-  const bootstrap = kafka.plaintext;
+const valkeyOnly = process.argv[3] === 'valkey';
+
+/** The Kafka rows: a leader kill, a rolling restart and a worker kill, on in-process gateways. */
+async function kafkaRows(bootstrap: string): Promise<void> {
   const fleet = await startFleet(bootstrap);
   try {
     const stamp = Date.now();
@@ -93,7 +86,26 @@ try {
   } finally {
     await fleet.close();
   }
-  rows.push(...(await storeFaultRows(bootstrap, log)));
+}
+
+log(`start ${machine()}`);
+try {
+  const kafka = await startLocalKafka({
+    dataDir,
+    // The Valkey rows alone need a broker only for the workers' link.
+    brokers: valkeyOnly ? 1 : 3,
+    plaintextPort: 0,
+    saslPlaintextPort: 0,
+    controllerPort: 0,
+    saslSslPort: null,
+    initialRebalanceDelayMs: 0,
+    log,
+  });
+  if (valkeyOnly) rows.push(...(await valkeyRows(kafka.plaintext, log)));
+  else {
+    await kafkaRows(kafka.plaintext);
+    rows.push(...(await storeFaultRows(kafka.plaintext, log)));
+  }
 } finally {
   await stopAll();
 }

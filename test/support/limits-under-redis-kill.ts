@@ -1,14 +1,24 @@
 /**
  * Rate-limited calls through every gateway of a fleet (test/support/pairs.ts) while the one
  * Valkey they share for limits (RATE_LIMIT_REDIS_URL) is killed -9 and started again: what
- * each gateway answered before, while it was down and after, the longest stretch in which
- * no call got a limit decision (admitted or 429), and whether one key's limit holds across
- * the gateways again with no gateway restarted. Shared by test/fleet/redis-kill.test.ts and
+ * each gateway answered before, while it was down, while it was being started again and
+ * after, the longest stretch in which no call got a limit decision (admitted or 429), and
+ * whether one key's limit holds across the gateways again with no gateway restarted. Shared by test/fleet/redis-kill.test.ts and
  * `npm run chaos -- fleet`, so the campaign's row and the test drive the same fault.
  */
 import { waitFor } from './harness.ts';
 
-export type LimitsPhase = 'before' | 'down' | 'after';
+/**
+ * When a call was made and answered, relative to the fault. `down`: started once the killed
+ * server had exited and answered before its restart began, so no Valkey existed for the whole
+ * call and any admission is the gateway's own. `restarting`: started before the restarted
+ * server answered the harness's PING and answered after the restart began; its verdict may
+ * come from the new, empty Valkey (a full bucket: up to a burst admitted, correctly), since a
+ * gateway can reconnect before the harness sees the server up. Calls started before the kill
+ * finished are `before`, whenever answered.
+ */
+export type LimitsPhase = 'before' | 'down' | 'restarting' | 'after';
+export const LIMITS_PHASES: readonly LimitsPhase[] = ['before', 'down', 'restarting', 'after'];
 
 export interface LimitsTally {
   /** HTTP 200: the limit admitted the call. */
@@ -46,6 +56,10 @@ export interface LimitsOutageReport {
   noGateway: string[];
   /** Status and body of the first few answers that were none of 200, 429 or those refusals. */
   odd: string[];
+  /** Per call admitted in `restarting`: ms from the restart's start to its answer (the first 20). */
+  admittedWhileRestartingAtMs: number[];
+  /** From the restart's start to the restarted server answering the harness's PING, in ms. */
+  restartTookMs: number;
   /** Longest time in which no call got a limit decision (200 or 429), in ms. */
   longestPauseMs: number;
   /** From Valkey answering again to every gateway deciding again, in ms. */
@@ -86,14 +100,15 @@ const SHARED_BURST = 10;
 const SHARED_TRIES = 15;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Sent {
+export interface Sent {
   status: number;
   body: string;
   retryAfter?: string | null;
   contentType?: string | null;
 }
 
-async function send(base: string, namespace: string, key: string): Promise<Sent> {
+/** One rate-limited call (tools/list) with `key`: its status and body, status 0 when unanswered. */
+export async function send(base: string, namespace: string, key: string): Promise<Sent> {
   try {
     const response = await fetch(`${base}/${namespace}/mcp`, {
       method: 'POST',
@@ -165,39 +180,60 @@ export async function checkShared(options: LimitsOutageOptions): Promise<SharedC
   return { burst: SHARED_BURST, admitted, limited, refusedOtherwise, refills, held };
 }
 
+/** What the callers saw, call by call, sorted by phase and gateway. */
+function recorder(urls: string[]) {
+  const rec = {
+    tally: Object.fromEntries(LIMITS_PHASES.map((phase) => [phase, urls.map(emptyTally)])) as Record<
+      LimitsPhase,
+      LimitsTally[]
+    >,
+    clock: { phase: 'before' as LimitsPhase, restartingAt: 0, restartedAt: 0 },
+    admittedWhileRestartingAtMs: [] as number[],
+    storeRefusals: [] as string[],
+    noGateway: [] as string[],
+    odd: [] as string[],
+    // Per gateway: when it first decided a call that started after Valkey was back.
+    decidedAfter: urls.map(() => 0),
+    lastDecisionAt: Date.now(),
+    longestPauseMs: 0,
+    slowestMs: 0,
+    record(at: number, startPhase: LimitsPhase, startedAt: number, sent: Sent): void {
+      const now = Date.now();
+      rec.slowestMs = Math.max(rec.slowestMs, now - startedAt);
+      // Started while down but answered once the restart had begun: it may have met the new server.
+      const phase = startPhase === 'down' && rec.clock.phase !== 'down' ? 'restarting' : startPhase;
+      if (phase === 'restarting' && sent.status === 200 && rec.admittedWhileRestartingAtMs.length < 20)
+        rec.admittedWhileRestartingAtMs.push(now - rec.clock.restartingAt);
+      const kind = count(rec.tally[phase][at]!, sent);
+      const samples =
+        kind === 'storeRefused' ? rec.storeRefusals : kind === 'noGateway' ? rec.noGateway : rec.odd;
+      if (kind === 'noGateway' && samples.length < 3)
+        samples.push(`${sent.status} ${sent.contentType} retry-after=${sent.retryAfter} ${sent.body}`);
+      else if (kind !== 'admitted' && kind !== 'limited' && samples.length < 3)
+        samples.push(`${sent.status} ${sent.body.slice(0, 1000)}`);
+      if (sent.status === 200 || sent.status === 429) {
+        rec.longestPauseMs = Math.max(rec.longestPauseMs, now - rec.lastDecisionAt);
+        rec.lastDecisionAt = now;
+        if (phase === 'after' && rec.decidedAfter[at] === 0) rec.decidedAfter[at] = now;
+      }
+    },
+  };
+  return rec;
+}
+
 export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promise<LimitsOutageReport> {
   const { urls } = options;
   const log = options.log ?? (() => {});
-  const tally = { before: urls.map(emptyTally), down: urls.map(emptyTally), after: urls.map(emptyTally) };
-  const storeRefusals: string[] = [];
-  const noGateway: string[] = [];
-  const odd: string[] = [];
-  const clock = { phase: 'before' as LimitsPhase, restartedAt: 0 };
-  // Per gateway: when it last decided a call that started after Valkey was back.
-  const decidedAfter: number[] = urls.map(() => 0);
-  let lastDecisionAt = Date.now();
-  let longestPauseMs = 0;
-  let slowestMs = 0;
+  const rec = recorder(urls);
+  const { clock, tally } = rec;
   let running = true;
   const callers = urls.flatMap((url, at) =>
     Array.from({ length: options.callersPerGateway ?? 2 }, async () => {
       while (running) {
         const startedAt = Date.now();
-        const phase = clock.phase;
+        const startPhase = clock.phase;
         const sent = await send(url, options.namespace, options.key);
-        const now = Date.now();
-        slowestMs = Math.max(slowestMs, now - startedAt);
-        const kind = count(tally[phase][at]!, sent);
-        const samples = kind === 'storeRefused' ? storeRefusals : kind === 'noGateway' ? noGateway : odd;
-        if (kind === 'noGateway' && samples.length < 3)
-          samples.push(`${sent.status} ${sent.contentType} retry-after=${sent.retryAfter} ${sent.body}`);
-        else if (kind !== 'admitted' && kind !== 'limited' && samples.length < 3)
-          samples.push(`${sent.status} ${sent.body.slice(0, 1000)}`);
-        if (sent.status === 200 || sent.status === 429) {
-          longestPauseMs = Math.max(longestPauseMs, now - lastDecisionAt);
-          lastDecisionAt = now;
-          if (phase === 'after' && decidedAfter[at] === 0) decidedAfter[at] = now;
-        }
+        rec.record(at, startPhase, startedAt, sent);
         // A refusal answered at once would spin: the callers stand for steady traffic.
         if (sent.status !== 200) await sleep(5);
       }
@@ -217,11 +253,13 @@ export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promis
     log('Valkey killed -9');
     await options.whileDown?.();
     await sleep((options.downMs ?? 3000) - (Date.now() - killedAt));
+    clock.phase = 'restarting';
+    clock.restartingAt = Date.now();
     await options.restart();
     clock.restartedAt = Date.now();
     clock.phase = 'after';
-    log('Valkey back');
-    await waitFor(() => decidedAfter.every((at) => at > 0), {
+    log(`Valkey back (${clock.restartedAt - clock.restartingAt} ms after its restart began)`);
+    await waitFor(() => rec.decidedAfter.every((at) => at > 0), {
       what: 'every gateway to decide a call again after Valkey came back',
       timeoutMs: 60_000,
       intervalMs: 50,
@@ -237,15 +275,22 @@ export async function limitsUnderRedisKill(options: LimitsOutageOptions): Promis
   }
   return {
     tally,
-    storeRefusals,
-    noGateway,
-    odd,
-    longestPauseMs,
-    decidingAgainAfterMs: Math.max(...decidedAfter) - clock.restartedAt,
+    storeRefusals: rec.storeRefusals,
+    noGateway: rec.noGateway,
+    odd: rec.odd,
+    admittedWhileRestartingAtMs: rec.admittedWhileRestartingAtMs,
+    restartTookMs: clock.restartedAt - clock.restartingAt,
+    longestPauseMs: rec.longestPauseMs,
+    decidingAgainAfterMs: Math.max(...rec.decidedAfter) - clock.restartedAt,
     sharedAgainAfterMs: sharedAt - clock.restartedAt,
     shared: shared!,
-    slowestMs,
+    slowestMs: rec.slowestMs,
   };
+}
+
+/** Every phase's tallies, per gateway, in one list (for totals over the whole run). */
+export function everyPhase(tally: Record<LimitsPhase, LimitsTally[]>): LimitsTally[] {
+  return LIMITS_PHASES.flatMap((phase) => tally[phase]);
 }
 
 /** Sums a phase's tallies over the gateways. */
