@@ -1,0 +1,83 @@
+/**
+ * A gateway process stopped with SIGTERM after a client left mid-upload: the request that
+ * waited on the rest of that body can no longer be answered, so it must not hold the drain.
+ * The process drains without cutting anything and exits 0. On uWS the body's promise was
+ * never settled when the client left, so the drain waited its whole DRAIN_MS on a request
+ * nobody could receive, then logged it as cut. Real gateway processes, raw sockets.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { ENGINES, engineSkip } from '../support/engines.ts';
+import { startGatewayProcess } from '../support/gateway-process.ts';
+import { mintKey } from '../support/harness.ts';
+
+let dataDir: string;
+let apiKey: string;
+
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'stop-on-sigterm-'));
+  apiKey = mintKey(dataDir, 'stop on sigterm').key;
+});
+after(() => rm(dataDir, { recursive: true, force: true }));
+
+/** Resolves once `text` has arrived on the socket (or rejects if it closes first). */
+function received(socket: Socket, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString('latin1');
+      if (!seen.includes(text)) return;
+      socket.off('data', onData);
+      resolve();
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error(`the connection closed before "${text.trim()}" (got ${seen})`)));
+  });
+}
+
+for (const engine of ENGINES) {
+  test(`${engine}: a request whose client left mid-body does not hold the drain; SIGTERM exits 0`, {
+    skip: engineSkip(engine),
+    timeout: 120_000,
+  }, async () => {
+    const gw = await startGatewayProcess({
+      DATA_DIR: dataDir,
+      BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
+      HTTP_ENGINE: engine,
+      MEMORY_EMBEDDINGS: 'none',
+    });
+    const exited = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
+    try {
+      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      // Both engines answer `expect: 100-continue` once the head is parsed and handed to the
+      // gateway, so the 100 says the request is in flight, waiting on its body.
+      const continued = received(socket, 'HTTP/1.1 100 Continue\r\n');
+      socket.write(
+        'POST /event/mcp HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n' +
+          `accept: application/json, text/event-stream\r\nx-api-key: ${apiKey}\r\n` +
+          `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
+      );
+      await continued;
+      socket.write(body.slice(0, 10));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.destroy();
+      await closed;
+
+      gw.child.kill('SIGTERM');
+      const code = await exited;
+      const log = gw.lines.join('\n');
+      assert.equal(code, 0, log);
+      assert.match(log, /gateway stopped/);
+      assert.doesNotMatch(log, /requests still in flight at shutdown were cut/);
+    } finally {
+      gw.child.kill('SIGKILL');
+    }
+  });
+}
