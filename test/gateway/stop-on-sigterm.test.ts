@@ -35,7 +35,9 @@ function received(socket: Socket, text: string): Promise<void> {
       resolve();
     };
     socket.on('data', onData);
-    socket.once('close', () => reject(new Error(`the connection closed before "${text.trim()}" (got ${seen})`)));
+    socket.once('close', () =>
+      reject(new Error(`the connection closed before "${text.trim()}" (got ${seen})`)),
+    );
   });
 }
 
