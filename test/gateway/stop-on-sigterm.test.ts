@@ -1,13 +1,17 @@
 /**
- * A gateway process stopped with SIGTERM after a client left mid-upload: the request that
- * waited on the rest of that body can no longer be answered, so it must not hold the drain.
- * The process drains without cutting anything and exits 0. On uWS the body's promise was
- * never settled when the client left, so the drain waited its whole DRAIN_MS on a request
- * nobody could receive, then logged it as cut. Real gateway processes, raw sockets.
+ * A gateway process stopped with SIGTERM ends, and ends cleanly, whatever it was waiting on.
+ * - A client left mid-upload: the request that waited on the rest of that body can no longer
+ *   be answered, so it must not hold the drain. On uWS the body's promise was never settled
+ *   when the client left (node:http missed a leave before the body was asked for), so the
+ *   drain waited its whole DRAIN_MS on a request nobody could receive, then logged it as cut.
+ * - The OTLP collector accepts connections and never answers: the last spans' flush used to
+ *   hold the stop for the exporter's timeouts (30 s by default, as long as configured
+ *   otherwise), then crash it with exit code 1.
+ * Real gateway processes, raw sockets, a real TCP listener as the silent collector.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -80,6 +84,79 @@ for (const engine of ENGINES) {
       assert.doesNotMatch(log, /requests still in flight at shutdown were cut/);
     } finally {
       gw.child.kill('SIGKILL');
+    }
+  });
+}
+
+/** A collector that takes connections and never answers. */
+async function silentCollector(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const held = new Set<Socket>();
+  const server = createServer((socket) => {
+    held.add(socket);
+    socket.on('error', () => {});
+    socket.once('close', () => held.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of held) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const EXPORTER_TIMEOUTS = {
+  "the exporter's default timeouts": {},
+  // The stop used to wait as long as these say: ten minutes.
+  'exporter timeouts of ten minutes': {
+    OTEL_EXPORTER_OTLP_TIMEOUT: '600000',
+    OTEL_BSP_EXPORT_TIMEOUT: '600000',
+  },
+};
+
+for (const [name, timeouts] of Object.entries(EXPORTER_TIMEOUTS)) {
+  test(`a collector that never answers does not hold the stop (${name}); SIGTERM exits 0`, {
+    timeout: 120_000,
+  }, async () => {
+    const collector = await silentCollector();
+    const gw = await startGatewayProcess({
+      DATA_DIR: dataDir,
+      BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
+      MEMORY_EMBEDDINGS: 'none',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      // Spans stay buffered until the stop flushes them.
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+      ...timeouts,
+    });
+    const exited = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
+    try {
+      const answer = await fetch(`${gw.url}/event/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-api-key': apiKey,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      assert.equal(answer.status, 200);
+      await answer.text();
+
+      gw.child.kill('SIGTERM');
+      const code = await exited;
+      const log = gw.lines.join('\n');
+      assert.equal(code, 0, log);
+      assert.match(
+        log,
+        /stopping without the last spans: the OTLP collector did not take the buffered spans/,
+      );
+      assert.match(log, /gateway stopped/);
+    } finally {
+      gw.child.kill('SIGKILL');
+      await collector.close();
     }
   });
 }
