@@ -103,11 +103,13 @@ async function stop(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ reason }, 'gateway stopping: draining requests in flight');
-  // Whatever a step waits on, a stop ends: a supervisor that sent SIGTERM gets an exit.
+  // Whatever a step waits on, a stop ends: a supervisor that sent SIGTERM gets an exit. Not
+  // unref'd: a step stuck on a promise nothing will settle must end here, logged, not as a
+  // silent exit 0 once the event loop runs dry.
   setTimeout(() => {
     log.error({ waitedMs: DRAIN_MS + CLOSE_MS }, 'gateway did not finish stopping in time; exiting now');
     process.exit(1);
-  }, DRAIN_MS + CLOSE_MS).unref();
+  }, DRAIN_MS + CLOSE_MS);
   // The ops listener stays up while draining, so a load balancer sees /readyz answer 503.
   const listeners = await closing('the listeners', () => Promise.all([threads?.stop(), instance.close()]));
   const opsClosed = await closing('the ops listener', async () => ops?.close());
