@@ -90,7 +90,8 @@ async function main(): Promise<void> {
     await Promise.all([service.closeConsumers(), server.drain(DRAIN_MS)]);
     await service.close();
     await server.close();
-    await tracing?.shutdown();
+    const unsent = await tracing?.shutdown();
+    if (unsent) logger.warn(`stopping without the last spans: ${unsent}`);
     logger.info('stopped');
     logger.flush?.();
     process.exit(0);

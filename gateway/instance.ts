@@ -44,7 +44,8 @@ export async function startGatewayInstance(
           log.warn({ waitedMs: DRAIN_MS }, 'requests still in flight at shutdown were cut');
         await gateway.close();
         await broker.close();
-        await tracing?.shutdown();
+        const unsent = await tracing?.shutdown();
+        if (unsent) log.warn(`stopping without the last spans: ${unsent}`);
       },
     };
   } catch (error) {

@@ -1,6 +1,6 @@
 /** The gateway process: validated configuration, then one listener per thread, each with its broker-worker link. */
 import { type GatewayConfig, loadGatewayConfig } from './config.ts';
-import { type GatewayInstance, startGatewayInstance } from './instance.ts';
+import { DRAIN_MS, type GatewayInstance, startGatewayInstance } from './instance.ts';
 import { type ListenerThreads, startListenerThreads } from './listener-threads.ts';
 import { createLogger, wantsPrettyLogs } from './logger.ts';
 import { AuditLog } from './ops/audit.ts';
@@ -80,17 +80,43 @@ try {
 // logrotate moves the file, then sends SIGHUP: new lines go to a fresh file at the same path.
 if (audit) process.on('SIGHUP', () => audit.reopen());
 
+/**
+ * Past the drain (DRAIN_MS), how long closing may take before the process exits without
+ * finishing: closing the stores, the worker links and the ops listener takes milliseconds,
+ * and the trace flush is bounded by TRACE_FLUSH_MS.
+ */
+const CLOSE_MS = 5_000;
+
+/** Runs one closing step; a step that fails is logged and the next still runs. */
+async function closing(what: string, step: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await step();
+    return true;
+  } catch (error) {
+    log.error({ err: (error as Error)?.message ?? String(error) }, `${what} did not close cleanly`);
+    return false;
+  }
+}
+
 let stopping = false;
 async function stop(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ reason }, 'gateway stopping: draining requests in flight');
+  // Whatever a step waits on, a stop ends: a supervisor that sent SIGTERM gets an exit. Not
+  // unref'd: a step stuck on a promise nothing will settle must end here, logged, not as a
+  // silent exit 0 once the event loop runs dry.
+  setTimeout(() => {
+    log.error({ waitedMs: DRAIN_MS + CLOSE_MS }, 'gateway did not finish stopping in time; exiting now');
+    process.exit(1);
+  }, DRAIN_MS + CLOSE_MS);
   // The ops listener stays up while draining, so a load balancer sees /readyz answer 503.
-  await Promise.all([threads?.stop(), instance.close()]);
-  await ops?.close();
-  await audit?.close();
-  log.info('gateway stopped');
-  process.exit(0);
+  const listeners = await closing('the listeners', () => Promise.all([threads?.stop(), instance.close()]));
+  const opsClosed = await closing('the ops listener', async () => ops?.close());
+  const auditClosed = await closing('the audit log', async () => audit?.close());
+  const clean = listeners && opsClosed && auditClosed;
+  log.info(clean ? 'gateway stopped' : 'gateway stopped, with the errors above');
+  process.exit(clean ? 0 : 1);
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
 /** Longest the gateway waits for /readyz to pass before telling its supervisor it is up anyway. */

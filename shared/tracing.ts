@@ -23,8 +23,32 @@ export function tracingStarted(): boolean {
 
 export interface Tracing {
   tracer: Tracer;
-  /** Sends what is buffered and stops exporting. */
-  shutdown(): Promise<void>;
+  /**
+   * Sends what is buffered and stops exporting, waiting at most TRACE_FLUSH_MS. Resolves null
+   * once the spans went out, otherwise with what kept them; it never rejects, so a collector
+   * that is down or never answers cannot hold a stopping process (the exporter's own timeouts
+   * are 10 and 30 s, and configurable far higher).
+   */
+  shutdown(): Promise<string | null>;
+}
+
+/** Longest a stopping process waits for its collector to take the spans it still holds. */
+export const TRACE_FLUSH_MS = 2_000;
+
+function boundedShutdown(shutdown: Promise<void>): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => {
+    timer = setTimeout(
+      () => resolve(`the OTLP collector did not take the buffered spans within ${TRACE_FLUSH_MS} ms`),
+      TRACE_FLUSH_MS,
+    );
+  });
+  const sent = shutdown.then(
+    () => null,
+    (error: unknown) =>
+      `the OTLP collector did not take the buffered spans: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  return Promise.race([sent, late]).finally(() => clearTimeout(timer));
 }
 
 /** W3C trace context as it crosses a boundary: the IPC link, a Kafka record's headers. */
@@ -68,7 +92,10 @@ export async function startTracing(
   context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   started = true;
   log('tracing: exporting spans over OTLP/HTTP');
-  return { tracer: provider.getTracer(defaultServiceName), shutdown: () => provider.shutdown() };
+  return {
+    tracer: provider.getTracer(defaultServiceName),
+    shutdown: () => boundedShutdown(provider.shutdown()),
+  };
 }
 
 /** The active span's context as a carrier, or undefined when no sampled-or-not span is active. */

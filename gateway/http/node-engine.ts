@@ -40,6 +40,13 @@ function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyRe
       resolve({ ok: false, reason: 'too-large' });
       return;
     }
+    // The body is asked for after the key check, which awaits: a client that left meanwhile
+    // fired 'aborted' before anyone listened, and would leave this promise, and the
+    // request, in flight for good.
+    if (req.destroyed && !req.readableEnded) {
+      resolve({ ok: false, reason: 'aborted' });
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
@@ -57,6 +64,8 @@ function collectBody(req: IncomingMessage, maxBodyBytes: number): Promise<BodyRe
     req.on('end', () => resolve({ ok: true, body: Buffer.concat(chunks) }));
     req.on('aborted', () => resolve({ ok: false, reason: 'aborted' }));
     req.on('error', () => resolve({ ok: false, reason: 'aborted' }));
+    // After 'end' this changes nothing; before it, the body will not come.
+    req.on('close', () => resolve({ ok: false, reason: 'aborted' }));
   });
 }
 

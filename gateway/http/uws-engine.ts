@@ -102,6 +102,15 @@ class BodyReader {
     }
   }
 
+  /**
+   * The client left: a body still coming never will, so whoever waits on it is told, and the
+   * request ends (counted out of a drain) instead of waiting forever.
+   */
+  abort(): void {
+    this.aborted = true;
+    this.settle({ ok: false, reason: 'aborted' });
+  }
+
   private settle(result: BodyResult): void {
     if (this.settled) return;
     this.settled = true;
@@ -320,7 +329,7 @@ class UwsExchange implements RequestContext, PeerSource {
   }
 
   private aborted(): void {
-    this.reader.aborted = true;
+    this.reader.abort();
     this.finished = true;
     this.controller?.abort();
     this.reportWritten?.(false);
