@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { type LocalKafka, startLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { type LocalKafka, PRIVATE_CLUSTER, startLocalKafka } from '../dev/kafka/local-kafka.ts';
 import {
   benchPublish,
   brokerList,
@@ -60,13 +60,8 @@ async function startCluster(
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-bench-kafka3-'));
   try {
     const kafka = await startLocalKafka({
+      ...PRIVATE_CLUSTER,
       dataDir,
-      brokers: 3,
-      plaintextPort: 0,
-      saslPlaintextPort: 0,
-      saslSslPort: null,
-      controllerPort: 0,
-      initialRebalanceDelayMs: 0,
       log: (line) => log(`kafka3: ${line}`),
     });
     return {

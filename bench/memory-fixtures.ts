@@ -193,6 +193,35 @@ export async function rankedSearch(
   ).hits;
 }
 
+/**
+ * Recall@10 of the store's vector search against an exact top 10, the queries rotating over
+ * the keys, every hit checked to be the key's own. `exact` names the exact top 10 the way
+ * `idOf` names a hit (a memory id, or a corpus row).
+ */
+export async function recallAt10<Id>(
+  store: MemoryStore,
+  keys: string[],
+  queries: Array<{ text: string; vector: Float32Array }>,
+  ledger: Ledger,
+  exact: (key: string, vector: Float32Array) => Promise<Set<Id>> | Set<Id>,
+  idOf: (memoryId: string) => Id,
+): Promise<number> {
+  let found = 0;
+  let wanted = 0;
+  for (const [i, q] of queries.entries()) {
+    const key = keys[i % keys.length]!;
+    const hits = await rankedSearch(store, key, searchRequest(q.text, q.vector, 'vector'));
+    ledger.check(
+      key,
+      hits.map((h) => h.memory.id),
+    );
+    const best = await exact(key, q.vector);
+    wanted += best.size;
+    found += hits.filter((h) => best.has(idOf(h.memory.id))).length;
+  }
+  return Math.round((found / wanted) * 1000) / 1000;
+}
+
 /** Exact top-k rows by cosine (dot product of unit vectors) over corpus rows [0, size). */
 export function exactTopK(vectors: CorpusVectors, size: number, query: Float32Array, k: number): number[] {
   const best: { row: number; score: number }[] = [];

@@ -18,6 +18,7 @@ import {
   fillKey,
   type Ledger,
   rankedSearch,
+  recallAt10,
   searchRequest,
 } from './memory-fixtures.ts';
 import type { VectorSet } from './memory-vectors.ts';
@@ -121,20 +122,14 @@ async function recallAgainstExact(
   perKey: number,
   ledger: Ledger,
 ): Promise<number> {
-  let found = 0;
-  let wanted = 0;
-  for (const [i, q] of queries.entries()) {
-    const key = keys[i % keys.length]!;
-    const hits = await rankedSearch(store, key, searchRequest(q.text, q.vector, 'vector'));
-    ledger.check(
-      key,
-      hits.map((h) => h.memory.id),
-    );
-    const exact = new Set(exactTopK(vectors, perKey, q.vector, 10));
-    wanted += exact.size;
-    found += hits.filter((h) => exact.has(ledger.row(h.memory.id))).length;
-  }
-  return round(found / wanted, 3);
+  return recallAt10(
+    store,
+    keys,
+    queries,
+    ledger,
+    (_key, vector) => new Set(exactTopK(vectors, perKey, vector, 10)),
+    (id) => ledger.row(id),
+  );
 }
 
 /**

@@ -16,7 +16,13 @@ import { PostgresMemoryStore } from '../gateway/namespaces/memory/store/postgres
 import type { MemoryStore, SearchMode } from '../gateway/namespaces/memory/store/types.ts';
 import { createPgPool } from '../gateway/store/index.ts';
 import { startOwnPostgres } from '../test/support/own-postgres.ts';
-import { type CorpusVectors, type Ledger, rankedSearch, searchRequest } from './memory-fixtures.ts';
+import {
+  type CorpusVectors,
+  type Ledger,
+  rankedSearch,
+  recallAt10,
+  searchRequest,
+} from './memory-fixtures.ts';
 import type { LatencyRow, Query, RecallRow } from './memory-latency.ts';
 import { growTable, keyName, type LoadFigures } from './memory-pg-load.ts';
 import { percentile } from './stats.ts';
@@ -91,24 +97,18 @@ async function recallAgainstExact(
   ledger: Ledger,
 ): Promise<number> {
   const pool = createPgPool(url, { max: 1, queryTimeoutMs: 120_000 });
-  let found = 0;
-  let wanted = 0;
   try {
-    for (const [i, q] of queries.entries()) {
-      const key = keys[i % keys.length]!;
-      const hits = await rankedSearch(store, key, searchRequest(q.text, q.vector, 'vector'));
-      ledger.check(
-        key,
-        hits.map((h) => h.memory.id),
-      );
-      const exact = await exactTop10(pool, key, q.vector);
-      wanted += exact.size;
-      found += hits.filter((h) => exact.has(h.memory.id)).length;
-    }
+    return await recallAt10(
+      store,
+      keys,
+      queries,
+      ledger,
+      (key, vector) => exactTop10(pool, key, vector),
+      (id) => id,
+    );
   } finally {
     await pool.end();
   }
-  return round(found / wanted, 3);
 }
 
 /**

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalKafka, stopLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { PRIVATE_CLUSTER, startLocalKafka, stopLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { killLeader, rollingRestart } from '../test/support/cluster-faults.ts';
 import { startFleet } from '../test/support/fleet.ts';
 import { runGroupUnderFaults } from '../test/support/group-under-faults.ts';
@@ -91,14 +91,10 @@ async function kafkaRows(bootstrap: string): Promise<void> {
 log(`start ${machine()}`);
 try {
   const kafka = await startLocalKafka({
+    ...PRIVATE_CLUSTER,
     dataDir,
     // The Valkey rows alone need a broker only for the workers' link.
     brokers: valkeyOnly ? 1 : 3,
-    plaintextPort: 0,
-    saslPlaintextPort: 0,
-    controllerPort: 0,
-    saslSslPort: null,
-    initialRebalanceDelayMs: 0,
     log,
   });
   if (valkeyOnly) rows.push(...(await valkeyRows(kafka.plaintext, log)));

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { startLocalKafka, stopLocalKafka } from '../dev/kafka/local-kafka.ts';
+import { PRIVATE_CLUSTER, startLocalKafka, stopLocalKafka } from '../dev/kafka/local-kafka.ts';
 import { ensureNode, PINNED_RUNTIMES, type RuntimeMajor } from '../dev/node/runtimes.ts';
 import { testKafkaClusterEnv } from './support/kafka-cluster-env.ts';
 import { testKafkaEnv } from './support/kafka-env.ts';
@@ -221,14 +221,8 @@ async function withKafkaClusterIfNeeded(
     'mcp-gw-test-kafka3-',
     async (dataDir) => {
       const kafka = await startLocalKafka({
+        ...PRIVATE_CLUSTER,
         dataDir,
-        brokers: 3,
-        plaintextPort: 0,
-        saslPlaintextPort: 0,
-        // No TLS: keytool costs seconds, and the single broker's tests cover SASL_SSL.
-        saslSslPort: null,
-        controllerPort: 0,
-        initialRebalanceDelayMs: 0,
         shortLived: true,
         log: (line) => console.log(`[kafka3] ${line}`),
       });

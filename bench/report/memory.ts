@@ -1,4 +1,5 @@
 /** Tables from `npm run bench -- memory` (bench/results/memory*.json). */
+import type { LoadFigures as PgLoad } from '../memory-pg-load.ts';
 import { table } from './markdown.ts';
 import type { ResultFile } from './source.ts';
 
@@ -13,14 +14,6 @@ interface Recall {
   perKey: number;
   keys: number;
   recallAt10: number;
-}
-interface PgLoad {
-  rows: number;
-  keys: number;
-  loadSeconds: number;
-  rowsPerSecond: number;
-  indexSeconds: number | null;
-  indexBudgetSeconds: number;
 }
 interface Write {
   concurrency: number;

@@ -1,4 +1,5 @@
 /** Tables from `npm run bench -- tools` (bench/results/tool-calls*.json). */
+import type { FloorFigures } from '../eras.ts';
 import { table, times } from './markdown.ts';
 import type { ResultFile } from './source.ts';
 
@@ -14,7 +15,7 @@ interface Row {
   bareCpuUsPerRequest: number | null;
   answerBytes: number;
   /** The same call on the floor server (the tool's work alone); files from 2026-11-29 10:30 on. */
-  floor?: { rps: number; ratio: number; cpuUsPerRequest: number };
+  floor?: FloorFigures;
 }
 interface Writer {
   tool: string;

@@ -180,6 +180,20 @@ function probeTargets(state: BrokerState, brokers: number, caPem: string | undef
 }
 
 /**
+ * A run's own three-node cluster beside whatever else runs here: every port picked free, no
+ * SASL_SSL listener (keytool costs seconds; the single broker's tests cover SASL_SSL), and
+ * no first-rebalance delay. The test runner, the bench and the chaos campaign start it so.
+ */
+export const PRIVATE_CLUSTER = {
+  brokers: 3,
+  plaintextPort: 0,
+  saslPlaintextPort: 0,
+  saslSslPort: null,
+  controllerPort: 0,
+  initialRebalanceDelayMs: 0,
+} as const satisfies Partial<LocalKafkaOptions>;
+
+/**
  * Starts the nodes of a data dir that are not running (all of them, on a fresh dir) and
  * waits until every node serves and sees the whole cluster. Nodes already running are
  * left alone; when all are, this refuses (ALREADY_RUNNING).

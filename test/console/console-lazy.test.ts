@@ -4,31 +4,24 @@
  * are both answered by the pages once they load.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
 import { BASE } from '../support/raw-mcp.ts';
-
-const witness = pathToFileURL(join(import.meta.dirname, '..', 'support', 'module-witness.mjs')).href;
+import { moduleWitness } from '../support/witness.ts';
 
 test('the console pages load on the first /console request, not before', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-console-lazy-'));
-  const record = join(dataDir, 'loaded.txt');
+  const { env, loaded } = moduleWitness(dataDir, '/console/');
   const { key } = mintKey(dataDir, 'console-lazy');
   const gateway = await startGatewayProcess({
     DATA_DIR: dataDir,
     BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
-    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${witness}`.trim(),
-    MODULE_WITNESS_FILE: record,
-    MODULE_WITNESS_MATCH: '/console/',
+    ...env,
   });
-  const loaded = async () =>
-    existsSync(record) ? (await readFile(record, 'utf8')).split('\n').filter(Boolean) : [];
   try {
     const response = await fetch(`${gateway.url}/event/mcp`, {
       method: 'POST',

@@ -18,6 +18,7 @@ import { after, before, test } from 'node:test';
 import { ENGINES, engineSkip } from '../support/engines.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
+import { postToolsList } from '../support/tool-call.ts';
 
 let dataDir: string;
 let apiKey: string;
@@ -133,15 +134,7 @@ for (const [name, timeouts] of Object.entries(EXPORTER_TIMEOUTS)) {
     });
     const exited = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
     try {
-      const answer = await fetch(`${gw.url}/event/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'x-api-key': apiKey,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
+      const answer = await postToolsList(`${gw.url}/event/mcp`, apiKey);
       assert.equal(answer.status, 200);
       await answer.text();
 

@@ -9,36 +9,30 @@
  * modules (nor node:http when it serves with uWS): each namespace's first request loads its own.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { defineTool, type ToolContext, type ToolDefinition } from '../../gateway/mcp/tool.ts';
 import { deferredParts, type LoadedParts } from '../../gateway/namespaces/deferred.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
 import { BASE, META, PV } from '../support/raw-mcp.ts';
+import { moduleWitness } from '../support/witness.ts';
 
-const witness = pathToFileURL(join(import.meta.dirname, '..', 'support', 'module-witness.mjs')).href;
 const NAMESPACES = ['event', 'gsc', 'memory', 'producthunt', 'skills'];
 
 test('an idle gateway lists every namespace without loading the memory store; the first memory calls load it', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-deferred-'));
-  const record = join(dataDir, 'loaded.txt');
+  const { env, loaded } = moduleWitness(dataDir, '/memory/');
   const { key } = mintKey(dataDir, 'deferred');
   const gateway = await startGatewayProcess({
     DATA_DIR: dataDir,
     BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
     MEMORY_EMBEDDINGS: 'none',
-    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${witness}`.trim(),
-    MODULE_WITNESS_FILE: record,
-    MODULE_WITNESS_MATCH: '/memory/',
+    ...env,
   });
-  const loaded = async () =>
-    existsSync(record) ? (await readFile(record, 'utf8')).split('\n').filter(Boolean) : [];
   const post = async (namespace: string, body: object, headers: Record<string, string> = {}) => {
     const response = await fetch(`${gateway.url}/${namespace}/mcp`, {
       method: 'POST',
@@ -116,7 +110,7 @@ const TOOL_MODULES: Record<string, RegExp> = {
 
 test("an idle gateway holds no namespace's tools; a namespace's first request loads its own, and only its own", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-idle-'));
-  const record = join(dataDir, 'loaded.txt');
+  const { env, loaded } = moduleWitness(dataDir, '/namespaces/,node:http');
   const { key } = mintKey(dataDir, 'idle');
   const gateway = await startGatewayProcess({
     DATA_DIR: dataDir,
@@ -124,12 +118,8 @@ test("an idle gateway holds no namespace's tools; a namespace's first request lo
     MEMORY_EMBEDDINGS: 'none',
     // The production engine: with uWS, node:http has no reason to load.
     HTTP_ENGINE: 'auto',
-    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${witness}`.trim(),
-    MODULE_WITNESS_FILE: record,
-    MODULE_WITNESS_MATCH: '/namespaces/,node:http',
+    ...env,
   });
-  const loaded = async () =>
-    existsSync(record) ? (await readFile(record, 'utf8')).split('\n').filter(Boolean) : [];
   const toolModules = (lines: string[], namespace: string) =>
     lines.filter((line) => TOOL_MODULES[namespace]!.test(line));
   const list = async (namespace: string) => {

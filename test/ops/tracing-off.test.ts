@@ -5,29 +5,24 @@
  * an empty record means "not loaded", not "not watched".
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
 import { BASE } from '../support/raw-mcp.ts';
-
-const witness = pathToFileURL(join(import.meta.dirname, '..', 'support', 'module-witness.mjs')).href;
+import { moduleWitness } from '../support/witness.ts';
 
 /** Starts a gateway with the witness, makes two MCP calls, stops it; returns what it saw load. */
 async function openTelemetryLoaded(extraEnv: Record<string, string>): Promise<string[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tracing-off-'));
-  const record = join(dataDir, 'loaded.txt');
+  const { env, loaded } = moduleWitness(dataDir, '@opentelemetry');
   const { key } = mintKey(dataDir, 'witnessed');
   const gateway = await startGatewayProcess({
     DATA_DIR: dataDir,
     BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
-    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${witness}`.trim(),
-    MODULE_WITNESS_FILE: record,
-    MODULE_WITNESS_MATCH: '@opentelemetry',
+    ...env,
     ...extraEnv,
   });
   try {
@@ -46,7 +41,7 @@ async function openTelemetryLoaded(extraEnv: Record<string, string>): Promise<st
   } finally {
     await gateway.stop();
   }
-  const lines = existsSync(record) ? (await readFile(record, 'utf8')).split('\n').filter(Boolean) : [];
+  const lines = await loaded();
   await rm(dataDir, { recursive: true, force: true });
   return lines;
 }

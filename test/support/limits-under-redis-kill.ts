@@ -7,6 +7,7 @@
  * `npm run chaos -- fleet`, so the campaign's row and the test drive the same fault.
  */
 import { waitFor } from './harness.ts';
+import { postToolsList } from './tool-call.ts';
 
 /**
  * When a call was made and answered, relative to the fault. `down`: started once the killed
@@ -110,14 +111,7 @@ export interface Sent {
 /** One rate-limited call (tools/list) with `key`: its status and body, status 0 when unanswered. */
 export async function send(base: string, namespace: string, key: string): Promise<Sent> {
   try {
-    const response = await fetch(`${base}/${namespace}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'x-api-key': key,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    const response = await postToolsList(`${base}/${namespace}/mcp`, key, {
       signal: AbortSignal.timeout(CALL_DEADLINE_MS),
     });
     return {

@@ -1,5 +1,5 @@
 /**
- * One MCP tools/call as a bare HTTP POST, the key in X-API-Key: no SDK and no session, as a
+ * One MCP tools/call (or tools/list) as a bare HTTP POST, the key in X-API-Key: no SDK and no session, as a
  * script or a load balancer's health check sends it. For tests that need what the SDK hides
  * (the HTTP status, Retry-After, a fresh connection per call, a missing key) or that call a
  * gateway in another process; each reads the answer its own way.
@@ -18,8 +18,28 @@ export function postToolCall(
   key: string | null,
   name: string,
   args: Record<string, unknown> = {},
-  options: { headers?: Record<string, string>; id?: string | number; signal?: AbortSignal } = {},
+  options: PostOptions = {},
 ): Promise<Response> {
+  return postMessage(url, key, toolsCallBody(name, args, options.id), options);
+}
+
+/** POSTs tools/list (id 1, no params) to a namespace's MCP endpoint, as postToolCall does a call. */
+export function postToolsList(url: string, key: string | null, options: PostOptions = {}): Promise<Response> {
+  return postMessage(
+    url,
+    key,
+    JSON.stringify({ jsonrpc: '2.0', id: options.id ?? 1, method: 'tools/list' }),
+    options,
+  );
+}
+
+interface PostOptions {
+  headers?: Record<string, string>;
+  id?: string | number;
+  signal?: AbortSignal;
+}
+
+function postMessage(url: string, key: string | null, body: string, options: PostOptions): Promise<Response> {
   return fetch(url, {
     method: 'POST',
     headers: {
@@ -28,7 +48,7 @@ export function postToolCall(
       ...(key === null ? {} : { 'x-api-key': key }),
       ...options.headers,
     },
-    body: toolsCallBody(name, args, options.id),
+    body,
     ...(options.signal ? { signal: options.signal } : {}),
   });
 }

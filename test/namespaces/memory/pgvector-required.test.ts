@@ -20,6 +20,7 @@ import {
 import { PostgresMemoryStore } from '../../../gateway/namespaces/memory/store/postgres-store.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { createTestDatabase, type TestPostgres } from '../../support/postgres.ts';
+import { postToolsList } from '../../support/tool-call.ts';
 import { memoryCalls, mint } from './isolation-support.ts';
 
 const write = { apiKeyId: 'k', input: plainWrite('a note') };
@@ -135,15 +136,7 @@ describe('a gateway whose DATABASE_URL has no pgvector', () => {
     }
     // The key was found in the same Postgres (the state store needs no pgvector), and another
     // namespace lists its tools.
-    const listed = await fetch(`${gw.url}/skills/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'x-api-key': key,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const listed = await postToolsList(`${gw.url}/skills/mcp`, key);
     assert.equal(listed.status, 200);
     const tools = ((await listed.json()) as { result: { tools: { name: string }[] } }).result.tools;
     assert.ok(tools.some((t) => t.name.startsWith('skills_')));

@@ -56,10 +56,10 @@ export interface MemoryRow {
 }
 
 /** Stored JSON text; most memories have no tags or metadata, which need no parse. */
-function parseStored(text: string): never {
-  if (text === '[]') return [] as never;
-  if (text === '{}') return {} as never;
-  return JSON.parse(text) as never;
+function parseStored<T>(text: string): T {
+  if (text === '[]') return [] as T;
+  if (text === '{}') return {} as T;
+  return JSON.parse(text) as T;
 }
 
 /** SQLite hands tags and metadata back as JSON text, Postgres as arrays and objects. */

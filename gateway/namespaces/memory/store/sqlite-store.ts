@@ -79,23 +79,20 @@ export class SqliteMemoryStore implements MemoryStore {
     this.writes = new SqliteWriteGroup(this.db, () => mergeStep.run());
   }
 
-  private st(sql: string): Database.Statement<unknown[]> {
+  /** A cached statement; with `arrays` its rows come as arrays (see sqlite-rows.ts), and its SQL is read only so. */
+  private st(sql: string, arrays = false): Database.Statement<unknown[]> {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare<unknown[]>(sql);
+      // raw() is refused on a statement that returns no rows (an INSERT): asked only for reads.
+      if (arrays) statement.raw(true);
       this.statements.set(sql, statement);
     }
     return statement;
   }
 
-  /** A cached statement in raw mode (rows as arrays, see sqlite-rows.ts); its SQL is read only this way. */
   private raw(sql: string): Database.Statement<unknown[]> {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare<unknown[]>(sql).raw(true);
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return this.st(sql, true);
   }
 
   /** Made on the first cursor: the first connection to need one stores the secret for all. */
