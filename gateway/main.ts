@@ -3,7 +3,7 @@ import { type GatewayConfig, loadGatewayConfig } from './config.ts';
 import { DRAIN_MS, type GatewayInstance, startGatewayInstance } from './instance.ts';
 import { type ListenerThreads, startListenerThreads } from './listener-threads.ts';
 import { createLogger, wantsPrettyLogs } from './logger.ts';
-import { AuditLog } from './ops/audit.ts';
+import { AuditLog, type AuditTarget, auditFileProblem } from './ops/audit.ts';
 import type { OpsListener } from './ops/ops-server.ts';
 
 function configurationOrExit(): GatewayConfig {
@@ -15,10 +15,22 @@ function configurationOrExit(): GatewayConfig {
   }
 }
 
+/** The audit trail, once its file is known to take it; a path that cannot stops the start. */
+function auditOrExit(target: AuditTarget | null): AuditLog | undefined {
+  if (!target) return undefined;
+  const problem = target.kind === 'file' ? auditFileProblem(target.path) : null;
+  if (problem) {
+    console.error(`gateway: ${problem}`);
+    process.exit(1);
+  }
+  return new AuditLog(target);
+}
+
 /** How long a scrape waits for a thread or a broker worker before leaving it out. */
 const SCRAPE_PART_TIMEOUT_MS = 2000;
 
 const config = configurationOrExit();
+const audit = auditOrExit(config.auditTarget);
 const log = createLogger(config.LOG_LEVEL);
 // prom-client (about 9 MiB of RSS) loads only when METRICS_PORT asks for a scrape endpoint.
 // Default process metrics live in this thread's registry only: they describe the whole process.
@@ -26,7 +38,6 @@ const metrics =
   config.METRICS_PORT === undefined
     ? undefined
     : new (await import('./ops/metrics.ts')).GatewayMetrics({ processMetrics: true });
-const audit = config.auditTarget ? new AuditLog(config.auditTarget) : undefined;
 const writeAudit = audit ? (line: string) => audit.write(line) : undefined;
 let instance: GatewayInstance;
 let threads: ListenerThreads | null = null;
@@ -78,7 +89,11 @@ try {
 }
 
 // logrotate moves the file, then sends SIGHUP: new lines go to a fresh file at the same path.
-if (audit) process.on('SIGHUP', () => audit.reopen());
+if (audit)
+  process.on('SIGHUP', () => {
+    const problem = audit.reopen();
+    if (problem) log.error(`audit log not reopened, lines still go to the file open before: ${problem}`);
+  });
 
 /**
  * Past the drain (DRAIN_MS), how long closing may take before the process exits without

@@ -5,6 +5,8 @@
  * asynchronous (pino's SonicBoom), so a slow disk never holds a request: past MAX_BUFFERED
  * bytes lines are dropped and counted instead of growing memory without end.
  */
+import { closeSync, constants, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { pino } from 'pino';
 import { type RequestRecord, STORE_UNAVAILABLE } from './observer.ts';
 
@@ -18,6 +20,40 @@ export function parseAuditTarget(raw: string | undefined): AuditTarget | null {
   if (raw === 'stdout') return { kind: 'stdout' };
   if (raw.startsWith('file:') && raw.length > 'file:'.length) return { kind: 'file', path: raw.slice(5) };
   throw new Error(`AUDIT_LOG: "${raw.slice(0, 80)}" is not an audit target; use ${AUDIT_LOG_FORM}`);
+}
+
+function isNamedPipe(path: string): boolean {
+  try {
+    return statSync(path).isFIFO();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why `path` cannot take the trail, or null. It is opened once here, on this thread and
+ * without blocking, because SonicBoom opens it on a libuv thread: a path it could not open
+ * was only an 'error' event (every line lost, the gateway up), and a named pipe held that
+ * thread in open() until a reader came, or in write() while the reader did not read, which
+ * then held node's own exit for good (record 0173).
+ */
+export function auditFileProblem(path: string): string | null {
+  const pipe = `AUDIT_LOG: ${path} is a named pipe, which holds the gateway whenever its reader is away or stalls; use file: with a regular file (a log shipper can tail it) or AUDIT_LOG=stdout`;
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    // O_NONBLOCK: a named pipe with no reader fails at once (ENXIO) instead of waiting for one.
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK;
+    fd = openSync(path, flags, 0o666);
+  } catch (error) {
+    if (isNamedPipe(path)) return pipe;
+    return `AUDIT_LOG: cannot open ${path} for writing (${(error as Error).message}); use a path the gateway may write`;
+  }
+  try {
+    return fstatSync(fd).isFIFO() ? pipe : null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Which requests the trail records: every tool call, and anything refused. */
@@ -73,9 +109,16 @@ export class AuditLog {
     this.out.write(line);
   }
 
-  /** After logrotate moved the file: open the path again, so new lines land in the new file. */
-  reopen(): void {
-    if (this.target.kind === 'file') this.out.reopen();
+  /**
+   * After logrotate moved the file: open the path again, so new lines land in the new file.
+   * A path that can no longer take the trail (see auditFileProblem) is not opened: lines go on
+   * to the file already open, and the reason is returned.
+   */
+  reopen(): string | null {
+    if (this.target.kind !== 'file') return null;
+    const problem = auditFileProblem(this.target.path);
+    if (problem === null) this.out.reopen();
+    return problem;
   }
 
   /** Waits until every buffered line is written (the gateway drains before it exits). */
