@@ -7,7 +7,12 @@
  * - The OTLP collector accepts connections and never answers: the last spans' flush used to
  *   hold the stop for the exporter's timeouts (30 s by default, as long as configured
  *   otherwise), then crash it with exit code 1.
- * Real gateway processes, raw sockets, a real TCP listener as the silent collector.
+ * - The backstop: a stop still going DRAIN_MS + 5 s after the signal is logged and exits 1.
+ *   What holds it is a Postgres frozen (SIGSTOP: connections open, nothing answered) under a
+ *   memory_write: the drain cuts the call, then closing the memory store waits on the
+ *   connection whose query is never answered, up to the pool's 30 s query timeout.
+ * Real gateway processes, raw sockets, a real TCP listener as the silent collector, a private
+ * native Postgres.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,10 +20,13 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { openStateStore } from '../../gateway/accounts/open.ts';
+import { FULL_SCOPES } from '../../gateway/core/scopes.ts';
 import { ENGINES, engineSkip } from '../support/engines.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { mintKey } from '../support/harness.ts';
-import { postToolsList } from '../support/tool-call.ts';
+import { startOwnPostgres } from '../support/own-postgres.ts';
+import { postToolCall, postToolsList, toolsCallBody } from '../support/tool-call.ts';
 
 let dataDir: string;
 let apiKey: string;
@@ -153,3 +161,76 @@ for (const [name, timeouts] of Object.entries(EXPORTER_TIMEOUTS)) {
     }
   });
 }
+
+/** A key with every scope, made in the Postgres state store behind DATABASE_URL. */
+async function postgresKey(databaseUrl: string): Promise<string> {
+  const state = await openStateStore({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
+  try {
+    const owner = (await state.operatorAccount()).id;
+    return (
+      await state.createKey({ label: 'backstop', ownerId: owner, scopes: FULL_SCOPES, expiresAt: null })
+    ).key;
+  } finally {
+    await state.close();
+  }
+}
+
+test('a stop held by a frozen Postgres ends by the backstop: logged, exit 1', {
+  timeout: 180_000,
+}, async () => {
+  const postgres = await startOwnPostgres();
+  try {
+    const gw = await startGatewayProcess({
+      DATA_DIR: dataDir,
+      DATABASE_URL: postgres.url,
+      BROKER_WORKERS: `unix:${join(dataDir, 'no-worker.sock')}`,
+      MEMORY_EMBEDDINGS: 'none',
+      // The warm call's verdict must outlive the test: a key lookup must not reach the frozen server.
+      API_KEY_CACHE_TTL_MS: '60000',
+    });
+    // Bounded: a stop that never ended shows as SIGKILL here, not as a hung test.
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      const timer = setTimeout(() => gw.child.kill('SIGKILL'), 90_000);
+      gw.child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal });
+      });
+    });
+    try {
+      const key = await postgresKey(postgres.url);
+      const warm = await postToolCall(`${gw.url}/memory/mcp`, key, 'memory_write', { content: 'warm' });
+      assert.equal(warm.status, 200);
+      assert.doesNotMatch(await warm.text(), /"isError":true/);
+
+      await postgres.freeze();
+      // As above: the 100 says the call is in flight, so the drain waits on it.
+      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const body = toolsCallBody('memory_write', { content: 'while frozen' });
+      const continued = received(socket, 'HTTP/1.1 100 Continue\r\n');
+      socket.write(
+        'POST /memory/mcp HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n' +
+          `accept: application/json, text/event-stream\r\nx-api-key: ${key}\r\n` +
+          `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
+      );
+      await continued;
+      socket.write(body);
+
+      gw.child.kill('SIGTERM');
+      const { code, signal } = await exited;
+      socket.destroy();
+      const log = gw.lines.join('\n');
+      assert.equal(signal, null, `the gateway did not exit by itself:\n${log}`);
+      assert.equal(code, 1, log);
+      assert.match(log, /requests still in flight at shutdown were cut/);
+      assert.match(log, /"waitedMs":15000,"msg":"gateway did not finish stopping in time; exiting now"/);
+      assert.doesNotMatch(log, /gateway stopped/);
+    } finally {
+      gw.child.kill('SIGKILL');
+    }
+  } finally {
+    await postgres.thaw();
+    await postgres.close();
+  }
+});
