@@ -92,7 +92,7 @@ try {
 if (audit)
   process.on('SIGHUP', () => {
     const problem = audit.reopen();
-    if (problem) log.error(`audit log not reopened, lines still go to the file open before: ${problem}`);
+    if (problem) log.error(`audit log not reopened, lines go on to the file already open: ${problem}`);
   });
 
 /**

@@ -135,7 +135,7 @@ test('SIGHUP reopens a moved file, keeps the open one when a named pipe is at th
     assert.equal(code, 0, log);
     assert.match(
       log,
-      /audit log not reopened, lines still go to the file open before: AUDIT_LOG: .* is a named pipe/,
+      /audit log not reopened, lines go on to the file already open: AUDIT_LOG: .* is a named pipe/,
     );
     assert.match(log, /gateway stopped/);
   } finally {
