@@ -52,6 +52,17 @@ export interface GitHubOptions {
 
 const REF_TTL_MS = 60_000;
 const CONTENT_TTL_MS = 10 * 60_000;
+/**
+ * A raw fetch the host answered wrongly is answered from memory this long: the URL names a
+ * commit, so a refused redirect, a missing file or bytes that do not match the tree's blob
+ * will be the same on the next call, and every skills_get of the folder would fetch it again.
+ */
+const REFUSED_TTL_MS = REF_TTL_MS;
+
+/** Failures a repeat of the same commit-addressed fetch would meet again; not outages, limits or timeouts. */
+function refusedForGood(error: unknown): error is UpstreamError {
+  return error instanceof UpstreamError && (error.code === 'UPSTREAM_ERROR' || error.code === 'NOT_FOUND');
+}
 
 function enc(segment: string): string {
   return encodeURIComponent(segment);
@@ -122,6 +133,7 @@ export class GitHubClient {
     (t) => t.entries.length + 1,
   );
   private readonly blobs = new TtlCache<Buffer>(32 * 1024 * 1024, (b) => b.length + 64);
+  private readonly refusedBlobs = new TtlCache<UpstreamError>(4096);
 
   constructor(private readonly options: GitHubOptions) {
     this.http = createUpstreamHttp({
@@ -290,6 +302,18 @@ export class GitHubClient {
     const url = new URL(
       `${this.options.rawUrl}/${enc(owner)}/${enc(repo)}/${enc(commitSha)}/${encPath(path)}`,
     );
+    const key = `${blobSha} ${url.href}`;
+    const refused = this.refusedBlobs.get(key);
+    if (refused) throw refused;
+    try {
+      return await this.fetchBlob(url, path, blobSha, signal);
+    } catch (error) {
+      if (refusedForGood(error)) this.refusedBlobs.set(key, error, REFUSED_TTL_MS);
+      throw error;
+    }
+  }
+
+  private async fetchBlob(url: URL, path: string, blobSha: string, signal: AbortSignal): Promise<Buffer> {
     const response = await this.http.request({
       method: 'GET',
       url,
