@@ -54,14 +54,17 @@ const REF_TTL_MS = 60_000;
 const CONTENT_TTL_MS = 10 * 60_000;
 /**
  * A raw fetch the host answered wrongly is answered from memory this long: the URL names a
- * commit, so a refused redirect, a missing file or bytes that do not match the tree's blob
- * will be the same on the next call, and every skills_get of the folder would fetch it again.
+ * commit, so a refused redirect or bytes that do not match the tree's blob will be the same
+ * on the next call, and every skills_get of the folder would fetch it again.
  */
 const REFUSED_TTL_MS = REF_TTL_MS;
 
-/** Failures a repeat of the same commit-addressed fetch would meet again; not outages, limits or timeouts. */
+/**
+ * Failures a repeat of the same commit-addressed fetch would meet again. Not outages, limits
+ * or timeouts, and not a 404: a raw host's cache may not have a commit pushed moments ago.
+ */
 function refusedForGood(error: unknown): error is UpstreamError {
-  return error instanceof UpstreamError && (error.code === 'UPSTREAM_ERROR' || error.code === 'NOT_FOUND');
+  return error instanceof UpstreamError && error.code === 'UPSTREAM_ERROR';
 }
 
 function enc(segment: string): string {
