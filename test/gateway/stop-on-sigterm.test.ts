@@ -54,6 +54,25 @@ function received(socket: Socket, text: string): Promise<void> {
   });
 }
 
+/**
+ * Opens a connection and sends a POST's head with `expect: 100-continue`. Both engines answer
+ * the 100 once the head is parsed and handed to the gateway, so when this resolves the
+ * request is in flight, waiting on its body.
+ */
+async function headInFlight(gatewayUrl: string, path: string, key: string, body: string): Promise<Socket> {
+  const socket = connect(Number(new URL(gatewayUrl).port), '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const continued = received(socket, 'HTTP/1.1 100 Continue\r\n');
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n` +
+      `accept: application/json, text/event-stream\r\nx-api-key: ${key}\r\n` +
+      `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
+  );
+  await continued;
+  return socket;
+}
+
 for (const engine of ENGINES) {
   test(`${engine}: a request whose client left mid-body does not hold the drain; SIGTERM exits 0`, {
     skip: engineSkip(engine),
@@ -67,19 +86,8 @@ for (const engine of ENGINES) {
     });
     const exited = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
     try {
-      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
-      socket.on('error', () => {});
-      await new Promise((resolve) => socket.once('connect', resolve));
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-      // Both engines answer `expect: 100-continue` once the head is parsed and handed to the
-      // gateway, so the 100 says the request is in flight, waiting on its body.
-      const continued = received(socket, 'HTTP/1.1 100 Continue\r\n');
-      socket.write(
-        'POST /event/mcp HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n' +
-          `accept: application/json, text/event-stream\r\nx-api-key: ${apiKey}\r\n` +
-          `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
-      );
-      await continued;
+      const socket = await headInFlight(gw.url, '/event/mcp', apiKey, body);
       socket.write(body.slice(0, 10));
       const closed = new Promise((resolve) => socket.once('close', resolve));
       socket.destroy();
@@ -203,18 +211,9 @@ test('a stop held by a frozen Postgres ends by the backstop: logged, exit 1', {
       assert.doesNotMatch(await warm.text(), /"isError":true/);
 
       await postgres.freeze();
-      // As above: the 100 says the call is in flight, so the drain waits on it.
-      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
-      socket.on('error', () => {});
-      await new Promise((resolve) => socket.once('connect', resolve));
+      // The call is in flight once its head is answered, so the drain waits on it.
       const body = toolsCallBody('memory_write', { content: 'while frozen' });
-      const continued = received(socket, 'HTTP/1.1 100 Continue\r\n');
-      socket.write(
-        'POST /memory/mcp HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n' +
-          `accept: application/json, text/event-stream\r\nx-api-key: ${key}\r\n` +
-          `expect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
-      );
-      await continued;
+      const socket = await headInFlight(gw.url, '/memory/mcp', key, body);
       socket.write(body);
 
       gw.child.kill('SIGTERM');
