@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type MemoryRow, toRecord } from './common.ts';
 import type { SqliteBitIndex } from './sqlite-bit-index.ts';
+import type { DocumentFrequencies } from './sqlite-df-cache.ts';
 import { narrowsBeyondKey, type SqlFragment, sqliteFilter } from './sqlite-filter.ts';
 import { ftsQuery, ftsTerms } from './sqlite-fts.ts';
 import { ROW_COLUMNS, rowsOf } from './sqlite-rows.ts';
@@ -43,6 +44,7 @@ interface Ranked {
 export function sqliteSearch(
   st: Statements,
   bitIndex: SqliteBitIndex | null,
+  frequencies: DocumentFrequencies,
   apiKeyId: string,
   request: SearchRequest,
   now: number,
@@ -54,7 +56,13 @@ export function sqliteSearch(
   const total =
     (st('SELECT n FROM memory_key_counts WHERE api_key_id = ?').get(apiKeyId) as { n: number } | undefined)
       ?.n ?? 0;
-  const documentFrequency = frequencies(st, request.stems, terms);
+  const documentFrequency: Record<string, number> = {};
+  if (terms.length > 0) {
+    const counts = frequencies.of(terms);
+    request.stems.forEach((stem, i) => {
+      documentFrequency[stem] = counts[i]!;
+    });
+  }
   const qv = request.vector !== null && bitIndex !== null ? vectorBlob(request.vector) : null;
   const vec = useVector ? vectorArm(st, bitIndex!, apiKeyId, request, where, fetch, qv!) : [];
   const fts =
@@ -158,23 +166,6 @@ export function keywordTerms(
     postings += df(i);
   }
   return kept.sort((a, b) => a - b).map((i) => terms[i]!);
-}
-
-/** Each stem's document count in the key: its tagged term's row in the vocabulary table. */
-function frequencies(st: Statements, stems: string[], terms: string[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  if (stems.length === 0) return out;
-  const found = new Map(
-    (
-      st('SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))').all(
-        JSON.stringify(terms),
-      ) as { term: string; doc: number }[]
-    ).map((row) => [row.term, row.doc]),
-  );
-  stems.forEach((stem, i) => {
-    out[stem] = found.get(terms[i]!) ?? 0;
-  });
-  return out;
 }
 
 /**

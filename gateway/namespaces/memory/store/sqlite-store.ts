@@ -10,6 +10,7 @@ import {
 import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
 import { SqliteBitIndex } from './sqlite-bit-index.ts';
+import { DocumentFrequencies } from './sqlite-df-cache.ts';
 import { sqliteFilter } from './sqlite-filter.ts';
 import { MERGE_STEP_SQL, registerMemoryFunctions } from './sqlite-fts.ts';
 import { ROW_COLUMNS, rowOf, rowsOf } from './sqlite-rows.ts';
@@ -54,6 +55,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly vectors: SqliteVectorSpace;
   private readonly bitIndex: SqliteBitIndex;
+  private readonly frequencies: DocumentFrequencies;
   private readonly checkpointer: WalCheckpointer | null;
   private readonly writes: SqliteWriteGroup;
   private cursorSeal: CursorSeal | null = null;
@@ -74,6 +76,7 @@ export class SqliteMemoryStore implements MemoryStore {
       (sql) => this.st(sql),
       () => this.bitIndex.clear(),
     );
+    this.frequencies = new DocumentFrequencies(this.db, (sql) => this.st(sql));
     this.checkpointer = file === ':memory:' ? null : startWalCheckpointer(this.db, file);
     const mergeStep = this.db.prepare(MERGE_STEP_SQL);
     this.writes = new SqliteWriteGroup(this.db, () => mergeStep.run());
@@ -289,6 +292,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return sqliteSearch(
       (sql) => this.st(sql),
       this.vectors.ready ? this.bitIndex : null,
+      this.frequencies,
       apiKeyId,
       request,
       now,
