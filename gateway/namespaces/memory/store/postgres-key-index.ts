@@ -19,7 +19,7 @@ export function keyIndexName(apiKeyId: string): string {
 }
 
 /** MEMORY_KEY_INDEX_VECTORS's default (decision 1103). */
-export const KEY_INDEX_MIN_VECTORS = 20_000;
+export const KEY_INDEX_MIN_VECTORS = 10_000;
 
 /** One build at a time in the whole fleet: builds on one table wait on each other's lock anyway. */
 const BUILD_LOCK = "hashtext('memory:key-vector-index')";
