@@ -32,6 +32,7 @@ const DIMS = MODEL.dimensions;
 const BIG = 'key_big_7f3a';
 const SMALL = 'key_small_19c2';
 const RACE = 'key_race_b801';
+const CLOSING = 'key_closing_5d1e';
 
 let db: TestPostgres;
 let store: PostgresMemoryStore;
@@ -89,6 +90,24 @@ async function keyIndexes(key: string): Promise<{ name: string; valid: boolean }
   );
 }
 
+/** Backends whose statement starts with `prefix` and waits on a lock. */
+async function waitingOn(prefix: string): Promise<number> {
+  const [row] = await sql<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 || '%' AND wait_event_type = 'Lock'`,
+    [prefix],
+  );
+  return row!.n;
+}
+
+/** Polls `check` every 20 ms, at most `tries` times; true once it held. */
+async function eventually(check: () => Promise<boolean>, tries = 1500): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
 /** EXPLAIN of a statement on the store's kind of connection, under its search transaction. */
 async function plan(text: string, params: unknown[], ef: number): Promise<string> {
   const pool = memoryPgPool(db.url, 1);
@@ -115,6 +134,7 @@ before(async () => {
   await seed(BIG, 5000);
   await seed(SMALL, 400);
   await seed(RACE, 900);
+  await seed(CLOSING, 900);
   await sql('CREATE INDEX memory_vectors_hnsw ON memory_vectors USING hnsw (embedding vector_cosine_ops)');
   await sql('ANALYZE memories');
   await sql('ANALYZE memory_vectors');
@@ -238,6 +258,33 @@ test('an unfinished build (an invalid index) is dropped and built again', async 
   assert.equal(await store.keyIndexes.ensure(RACE), 'built');
   assert.deepEqual(await keyIndexes(RACE), [{ name: keyIndexName(RACE), valid: true }]);
   assert.ok(lines.some((line) => line.includes('dropping an unfinished per-key vector index')));
+});
+
+test('closing a store cancels its build under way and leaves no index behind', async () => {
+  const other = new PostgresMemoryStore(db.url, { max: 2, keyIndexMinVectors: THRESHOLD, log });
+  // An open transaction that writes to the table holds a CONCURRENTLY build at its first wait.
+  const holder = new pg.Client({ connectionString: db.url });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE memory_vectors IN ROW EXCLUSIVE MODE');
+    const building = other.keyIndexes.ensure(CLOSING);
+    assert.ok(await eventually(async () => (await waitingOn('CREATE INDEX CONCURRENTLY')) > 0));
+    const closed = other.close();
+    // Cancelled, the build drops what it had made, and that waits for the holder too;
+    // uncancelled, it would still wait to build.
+    assert.ok(
+      await eventually(async () => (await waitingOn('DROP INDEX CONCURRENTLY')) > 0),
+      'the build was not cancelled',
+    );
+    await holder.query('ROLLBACK');
+    assert.equal(await building, 'closed');
+    await closed;
+  } finally {
+    await holder.end();
+  }
+  assert.deepEqual(await keyIndexes(CLOSING), []);
+  assert.ok(lines.some((line) => line.includes('build stopped: the store is closing')));
 });
 
 test("erasing a key's memories drops its index; deleting a few keeps it", async () => {

@@ -31,7 +31,7 @@ const CHECK_AGAIN_MS = 60_000;
  */
 const RETRY_MS = 10 * 60_000;
 
-export type KeyIndexOutcome = 'built' | 'present' | 'busy' | 'under' | 'most' | 'failed';
+export type KeyIndexOutcome = 'built' | 'present' | 'busy' | 'under' | 'most' | 'failed' | 'closed';
 type KeyState = { kind: 'building' } | { kind: 'wait'; until: number };
 
 async function indexState(client: PgClient, name: string): Promise<'valid' | 'invalid' | null> {
@@ -57,6 +57,7 @@ export class PgKeyIndexes {
   /** Builds and drops of this process, one after another. */
   private chain: Promise<unknown> = Promise.resolve();
   private buildPid: number | null = null;
+  private closing = false;
 
   constructor(
     private readonly url: string,
@@ -110,10 +111,22 @@ export class PgKeyIndexes {
     }
   }
 
-  /** Cancels a build under way (its invalid index is dropped by the build's own cleanup). */
+  /**
+   * Starts no more builds and cancels the one under way (its invalid index is dropped by
+   * the build's own cleanup), so a gateway's stop does not wait minutes for a build. The
+   * cancel is sent again until the build is over: one that reaches the server between two
+   * statements cancels nothing.
+   */
   async close(cancel: (pid: number) => Promise<unknown>): Promise<void> {
-    if (this.buildPid !== null) await cancel(this.buildPid).catch(() => {});
-    await this.idle();
+    this.closing = true;
+    let over = false;
+    const idle = this.idle().then(() => {
+      over = true;
+    });
+    while (!over) {
+      if (this.buildPid !== null) await cancel(this.buildPid).catch(() => {});
+      await Promise.race([idle, new Promise((resolve) => setTimeout(resolve, 200))]);
+    }
   }
 
   private queue<T>(step: () => Promise<T>): Promise<T> {
@@ -143,6 +156,7 @@ export class PgKeyIndexes {
 
   private async build(apiKeyId: string): Promise<KeyIndexOutcome> {
     const name = keyIndexName(apiKeyId);
+    if (this.closing) return 'closed';
     try {
       return await this.withBuildClient(async (client) => {
         const { rows } = await client.query<{ locked: boolean; pid: number }>(
@@ -161,6 +175,10 @@ export class PgKeyIndexes {
         }
       });
     } catch (error) {
+      if (this.closing) {
+        this.log.info({ index: name }, 'memory: per-key vector index build stopped: the store is closing');
+        return 'closed';
+      }
       this.log.warn(
         { err: error, index: name, retryInSeconds: RETRY_MS / 1000 },
         'memory: per-key vector index build failed; searches of the key read its vectors exactly until it is built',
@@ -171,6 +189,14 @@ export class PgKeyIndexes {
   }
 
   private async buildLocked(client: PgClient, apiKeyId: string, name: string): Promise<KeyIndexOutcome> {
+    const due = await this.due(client, apiKeyId, name);
+    if (typeof due !== 'number') return due;
+    if (this.closing) return 'closed';
+    return this.create(client, apiKeyId, name, due);
+  }
+
+  /** The key's vector count when a build is due, else the outcome that says why not. */
+  private async due(client: PgClient, apiKeyId: string, name: string): Promise<number | KeyIndexOutcome> {
     const found = await indexState(client, name);
     if (found === 'valid') {
       this.wait(apiKeyId, RETRY_MS);
@@ -198,6 +224,10 @@ export class PgKeyIndexes {
       this.wait(apiKeyId, RETRY_MS);
       return 'most';
     }
+    return vectors;
+  }
+
+  private async create(client: PgClient, apiKeyId: string, name: string, vectors: number): Promise<'built'> {
     this.log.info({ index: name, vectors }, 'memory: building a per-key vector index');
     const started = Date.now();
     try {
@@ -210,7 +240,9 @@ export class PgKeyIndexes {
       await client.query(ddl.rows[0]!.sql);
       if ((await indexState(client, name)) !== 'valid') throw new Error('the build left the index invalid');
     } catch (error) {
-      // A failed CONCURRENTLY build leaves an invalid index that every write still maintains.
+      // A failed CONCURRENTLY build leaves an invalid index that every write still maintains;
+      // a closing store must not cancel its drop.
+      this.buildPid = null;
       await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`).catch(() => {});
       throw error;
     }
