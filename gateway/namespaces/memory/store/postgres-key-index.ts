@@ -21,8 +21,12 @@ export function keyIndexName(apiKeyId: string): string {
 /** MEMORY_KEY_INDEX_VECTORS's default (decision 1103). */
 export const KEY_INDEX_MIN_VECTORS = 10_000;
 
-/** One build at a time in the whole fleet: builds on one table wait on each other's lock anyway. */
-const BUILD_LOCK = "hashtext('memory:key-vector-index')";
+/**
+ * One build at a time in the whole fleet: builds on one table wait on each other's lock
+ * anyway. The two-int form is a lock space of its own: the store's key locks are one-int
+ * hashes of `memory:` and the key id, which any string could collide with.
+ */
+const BUILD_LOCK = "hashtext('memory'), hashtext('key-vector-index')";
 /** A key under the threshold by vectors (some still pending), or another gateway building: ask again after. */
 const CHECK_AGAIN_MS = 60_000;
 /**
