@@ -61,10 +61,14 @@ function writeDecider(settings: MemorySettings, log: Logger): WriteDecider | nul
 export function openMemoryStore(
   dataDir: string,
   databaseUrl: string | undefined,
-  vectorCacheMb?: number,
+  tuning: { vectorCacheMb?: number; keyIndexMinVectors?: number; log?: Logger } = {},
 ): MemoryStore {
+  const { vectorCacheMb, keyIndexMinVectors, log } = tuning;
   return isPostgresUrl(databaseUrl)
-    ? new PostgresMemoryStore(databaseUrl)
+    ? new PostgresMemoryStore(databaseUrl, {
+        ...(keyIndexMinVectors === undefined ? {} : { keyIndexMinVectors }),
+        ...(log ? { log } : {}),
+      })
     : new SqliteMemoryStore(
         sqlitePath(dataDir, 'memory'),
         vectorCacheMb === undefined ? {} : { vectorCacheBytes: vectorCacheMb * 1024 * 1024 },
@@ -85,7 +89,11 @@ export function memoryParts(
   capabilities: () => Promise<CapabilityReport>,
 ): LoadedParts {
   const memoryLog = log.child({ namespace: 'memory' });
-  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, settings.MEMORY_VECTOR_CACHE_MB);
+  const store = openMemoryStore(config.DATA_DIR, config.DATABASE_URL, {
+    vectorCacheMb: settings.MEMORY_VECTOR_CACHE_MB,
+    keyIndexMinVectors: settings.MEMORY_KEY_INDEX_VECTORS,
+    log: memoryLog,
+  });
   const embedder = new Embedder(providerSettings(settings), {
     threads: settings.MEMORY_EMBED_THREADS,
     queryTimeoutMs: settings.MEMORY_QUERY_EMBED_TIMEOUT_MS,

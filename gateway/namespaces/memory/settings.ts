@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../config.ts';
 import { parseSettings } from '../../mcp/namespace-mount.ts';
 import type { RankSettings } from './ranking.ts';
+import { KEY_INDEX_MIN_VECTORS } from './store/postgres-key-index.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -33,6 +34,8 @@ export const memorySettings = z.object({
   MEMORY_PURGE_INTERVAL_MS: positiveInt.default(60_000),
   // Per listener thread; SQLite store only (see sqlite-bit-index.ts).
   MEMORY_VECTOR_CACHE_MB: positiveInt.default(512),
+  // Postgres store only: a key with this many memories gets its own partial HNSW index; 0 is never (decision 1103).
+  MEMORY_KEY_INDEX_VECTORS: z.coerce.number().int().min(0).default(KEY_INDEX_MIN_VECTORS),
   // The rerank stage (off by default). Taken as text here and judged by rerank/config.ts:
   // a bad one turns reranking off with a reason instead of refusing every memory tool.
   MEMORY_RERANKER: z.string().optional(),

@@ -2,7 +2,6 @@ import type { PgClient } from '../../../store/index.ts';
 import { type MemoryRow, toRecord } from './common.ts';
 import { pgFilter, vectorLiteral } from './postgres-schema.ts';
 import type { Candidate, SearchCandidates, SearchRequest } from './types.ts';
-import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
 
 /** What the search and vector modules need from the store: plain queries and key-locked transactions. */
 export interface PgAccess {
@@ -52,7 +51,7 @@ export function withEfSearch<T>(db: PgAccess, ef: number, fn: (client: PgClient)
  */
 const withVectors = new WeakSet<PgAccess>();
 
-async function hasVectorTable(db: PgAccess): Promise<boolean> {
+export async function hasVectorTable(db: PgAccess): Promise<boolean> {
   if (withVectors.has(db)) return true;
   const [row] = await db.q<{ t: string | null }>("SELECT to_regclass('memory_vectors')::text AS t");
   if (row?.t != null) withVectors.add(db);
@@ -96,6 +95,59 @@ export async function pgSearch(
   return { candidates, total, documentFrequency };
 }
 
+/** The arms a search runs: `vectors` says the vector table exists (the cosine column needs it). */
+export interface SearchArms {
+  vectors: boolean;
+  useVector: boolean;
+  useKeyword: boolean;
+}
+
+/**
+ * The candidates statement of a search and its parameters, as the store sends it (kept apart
+ * so the plan of the store's own statement can be read with EXPLAIN). The key is `$1`, bound
+ * as a value: the planner sees it, so a partial index on the key can serve the vector arm.
+ */
+export function candidateQuery(
+  apiKeyId: string,
+  request: SearchRequest,
+  now: number,
+  arms: SearchArms,
+): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const where = pgFilter(apiKeyId, request.filter, now, params);
+  const p = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const fetch = p(request.fetch);
+  const qv = arms.vectors ? p(vectorLiteral(request.vector!)) : null;
+  let vec = 'SELECT NULL::bigint AS id, NULL::bigint AS rnk WHERE false';
+  if (arms.useVector) {
+    vec = `SELECT id, row_number() OVER (ORDER BY d) AS rnk FROM (
+             SELECT v.memory_id AS id, (v.embedding <=> ${qv}::vector)::float8 AS d
+               FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+              WHERE v.api_key_id = $1 AND ${where}
+              ORDER BY v.embedding <=> ${qv}::vector LIMIT ${fetch}) x`;
+  }
+  let kw = 'SELECT NULL::bigint AS id, NULL::float8 AS r, NULL::bigint AS rnk WHERE false';
+  if (arms.useKeyword) {
+    const tsq = p(request.words.join(' OR '));
+    kw = `SELECT id, r, row_number() OVER (ORDER BY r DESC, id DESC) AS rnk FROM (
+            SELECT m.id, ts_rank_cd(m.content_tsv, q)::float8 AS r
+              FROM memories m, websearch_to_tsquery('english', ${tsq}) q
+             WHERE ${where} AND m.content_tsv @@ q ORDER BY r DESC LIMIT ${fetch}) y`;
+  }
+  const cosine = arms.vectors
+    ? `(SELECT 1 - (v.embedding <=> ${qv}::vector)::float8 FROM memory_vectors v WHERE v.memory_id = m.id)`
+    : 'NULL::float8';
+  const sql = `WITH vec AS (${vec}), kw AS (${kw}),
+     found AS (SELECT COALESCE(vec.id, kw.id) AS id, vec.rnk AS vr, kw.rnk AS kr, kw.r
+                 FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
+     SELECT m.*, ${cosine} AS _cos, found.r AS _kw, found.vr AS _vr, found.kr AS _kr
+       FROM found JOIN memories m ON m.id = found.id AND m.api_key_id = $1`;
+  return { sql, params };
+}
+
 /** Both arms in one statement, joined to their rows with every candidate's cosine. */
 async function pgCandidates(
   db: PgAccess,
@@ -106,38 +158,7 @@ async function pgCandidates(
   useVector: boolean,
   useKeyword: boolean,
 ): Promise<Candidate[]> {
-  const params: unknown[] = [];
-  const where = pgFilter(apiKeyId, request.filter, now, params);
-  const p = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const fetch = p(request.fetch);
-  const qv = vectors ? p(vectorLiteral(request.vector!)) : null;
-  let vec = 'SELECT NULL::bigint AS id, NULL::bigint AS rnk WHERE false';
-  if (useVector) {
-    vec = `SELECT id, row_number() OVER (ORDER BY d) AS rnk FROM (
-             SELECT v.memory_id AS id, (v.embedding <=> ${qv}::vector)::float8 AS d
-               FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
-              WHERE v.api_key_id = $1 AND ${where}
-              ORDER BY v.embedding <=> ${qv}::vector LIMIT ${fetch}) x`;
-  }
-  let kw = 'SELECT NULL::bigint AS id, NULL::float8 AS r, NULL::bigint AS rnk WHERE false';
-  if (useKeyword) {
-    const tsq = p(request.words.join(' OR '));
-    kw = `SELECT id, r, row_number() OVER (ORDER BY r DESC, id DESC) AS rnk FROM (
-            SELECT m.id, ts_rank_cd(m.content_tsv, q)::float8 AS r
-              FROM memories m, websearch_to_tsquery('english', ${tsq}) q
-             WHERE ${where} AND m.content_tsv @@ q ORDER BY r DESC LIMIT ${fetch}) y`;
-  }
-  const cosine = vectors
-    ? `(SELECT 1 - (v.embedding <=> ${qv}::vector)::float8 FROM memory_vectors v WHERE v.memory_id = m.id)`
-    : 'NULL::float8';
-  const sql = `WITH vec AS (${vec}), kw AS (${kw}),
-     found AS (SELECT COALESCE(vec.id, kw.id) AS id, vec.rnk AS vr, kw.rnk AS kr, kw.r
-                 FROM vec FULL OUTER JOIN kw ON vec.id = kw.id)
-     SELECT m.*, ${cosine} AS _cos, found.r AS _kw, found.vr AS _vr, found.kr AS _kr
-       FROM found JOIN memories m ON m.id = found.id AND m.api_key_id = $1`;
+  const { sql, params } = candidateQuery(apiKeyId, request, now, { vectors, useVector, useKeyword });
   // Only a vector arm can use the HNSW index: a keyword search skips the transaction.
   const rows = useVector
     ? await withEfSearch(
@@ -176,54 +197,4 @@ async function frequencies(
   const out: Record<string, number> = {};
   for (const row of rows) out[request.stems[Number(row.i) - 1]!] = Number(row.n);
   return out;
-}
-
-/**
- * The automatic update rule on Postgres, as supersedeSimilarRows does it on SQLite: each
- * memory supersedes the current ones of its key and namespace within `minSimilarity` cosine
- * that come before it in event time (never pinned or upsert-keyed ones), and is itself
- * superseded by the latest such one that comes after it. The HNSW index finds the nearest few.
- */
-export async function pgSupersedeSimilar(
-  db: PgAccess,
-  rowIds: number[],
-  minSimilarity: number,
-): Promise<number> {
-  if (!(await hasVectorTable(db))) return 0;
-  let marked = 0;
-  // The neighbours come from the same key-filtered HNSW scan as a search's vector arm, so
-  // its candidate list is widened by the same rule (decision 1102).
-  const ef = efSearchFor(SUPERSEDE_NEIGHBOURS);
-  for (const rowId of rowIds) {
-    const rows = await withEfSearch(db, ef, async (client) => {
-      const found = await client.query(
-        `WITH me AS (
-         SELECT m.id, m.public_id, m.api_key_id, m.namespace, m.occurred_at, m.pinned, m.key, v.embedding
-           FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
-          WHERE m.id = $1 AND m.superseded_by IS NULL),
-       near AS (
-         SELECT m.id, m.public_id, m.occurred_at, m.pinned, m.key, (v.embedding <=> me.embedding) AS d FROM me
-           JOIN memory_vectors v ON v.api_key_id = me.api_key_id
-           JOIN memories m ON m.id = v.memory_id
-          WHERE m.namespace = me.namespace AND m.id <> me.id AND m.superseded_by IS NULL
-          ORDER BY v.embedding <=> me.embedding LIMIT $3),
-       older AS (
-         UPDATE memories SET superseded_by = (SELECT public_id FROM me)
-          WHERE id IN (SELECT near.id FROM near, me WHERE d <= $2 AND NOT near.pinned AND near.key IS NULL
-                         AND (near.occurred_at, near.id) < (me.occurred_at, me.id)) RETURNING id),
-       newer AS (
-         SELECT near.public_id FROM near, me WHERE d <= $2 AND (near.occurred_at, near.id) > (me.occurred_at, me.id)
-          ORDER BY near.occurred_at DESC, near.id DESC LIMIT 1),
-       self AS (
-         UPDATE memories SET superseded_by = (SELECT public_id FROM newer)
-          WHERE id = (SELECT id FROM me WHERE NOT pinned AND key IS NULL) AND EXISTS (SELECT 1 FROM newer)
-          RETURNING id)
-       SELECT id FROM older UNION ALL SELECT id FROM self`,
-        [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS],
-      );
-      return found.rows;
-    });
-    marked += rows.length;
-  }
-  return marked;
 }

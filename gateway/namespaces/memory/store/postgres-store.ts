@@ -7,9 +7,11 @@ import {
 } from '../../../store/index.ts';
 import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
+import { KEY_INDEX_MIN_VECTORS, type KeyIndexLog, keyIndexName, PgKeyIndexes } from './postgres-key-index.ts';
 import { checkPgvector } from './postgres-pgvector.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
-import { PG_SESSION_SETTINGS, type PgAccess, pgSearch, pgSupersedeSimilar } from './postgres-search.ts';
+import { PG_SESSION_SETTINGS, type PgAccess, pgSearch } from './postgres-search.ts';
+import { pgSupersedeSimilar } from './postgres-supersede.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
 import { PgWriteStatements } from './postgres-write.ts';
 import type {
@@ -41,6 +43,13 @@ export function memoryPgPool(url: string, max: number): PgPool {
   return createPgPool(url, { max, queryTimeoutMs: 30_000, settings: PG_SESSION_SETTINGS });
 }
 
+export interface PgStoreOptions {
+  max?: number;
+  /** A key with this many live memories gets its own partial HNSW index; 0: never. */
+  keyIndexMinVectors?: number;
+  log?: KeyIndexLog;
+}
+
 /**
  * The scale-out store: Postgres + pgvector via DATABASE_URL. Writes of one key are
  * serialised by a transaction-scoped advisory lock on the key, which makes upsert, dedup
@@ -56,9 +65,12 @@ export class PostgresMemoryStore implements MemoryStore {
   };
   private readonly vectors = new PgVectorSpace(this.access);
   private cursorSeal: Promise<CursorSeal> | null = null;
+  /** Per-key partial HNSW indexes (decision 1103). */
+  readonly keyIndexes: PgKeyIndexes;
 
-  constructor(url: string, options: { max?: number } = {}) {
+  constructor(url: string, options: PgStoreOptions = {}) {
     this.pool = memoryPgPool(url, options.max ?? 10);
+    this.keyIndexes = new PgKeyIndexes(url, options.keyIndexMinVectors ?? KEY_INDEX_MIN_VECTORS, options.log);
   }
 
   /**
@@ -233,7 +245,8 @@ export class PostgresMemoryStore implements MemoryStore {
     options: { dryRun: boolean; includePinned: boolean },
     now: number,
   ) {
-    return this.tx(apiKeyId, async (c) => {
+    let shrunk = null as number | null;
+    const result = await this.tx(apiKeyId, async (c) => {
       const params: unknown[] = [];
       let where = pgFilter(apiKeyId, 'ids' in target ? {} : target.filter, now, params);
       if ('ids' in target) {
@@ -246,6 +259,7 @@ export class PostgresMemoryStore implements MemoryStore {
       ).rows as { id: string; public_id: string }[];
       if (!options.dryRun && rows.length > 0) {
         await c.query('DELETE FROM memories WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+        shrunk = await this.indexedRemaining(c, apiKeyId);
       }
       return {
         matched: rows.length,
@@ -253,6 +267,21 @@ export class PostgresMemoryStore implements MemoryStore {
         ids: rows.slice(0, 100).map((r) => r.public_id),
       };
     });
+    // In the background: a drop waits for the searches under way on the table.
+    if (shrunk !== null) void this.keyIndexes.shrank(apiKeyId, shrunk);
+    return result;
+  }
+
+  /** After a bulk delete: the key's memories left, when it has its own vector index (else null). */
+  private async indexedRemaining(c: PgClient, apiKeyId: string): Promise<number | null> {
+    const [row] = (
+      await c.query(
+        `SELECT to_regclass(current_schema() || '.' || $2) IS NOT NULL AS indexed,
+                (SELECT count(*) FROM memories WHERE api_key_id = $1) AS n`,
+        [apiKeyId, keyIndexName(apiKeyId)],
+      )
+    ).rows as { indexed: boolean; n: string }[];
+    return row?.indexed ? Number(row.n) : null;
   }
 
   async export(
@@ -310,7 +339,9 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async search(apiKeyId: string, request: SearchRequest, now: number): Promise<SearchCandidates> {
-    return pgSearch(this.access, apiKeyId, request, now);
+    const found = await pgSearch(this.access, apiKeyId, request, now);
+    this.keyIndexes.notice(apiKeyId, found.total);
+    return found;
   }
 
   async supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number> {
@@ -362,6 +393,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async close(): Promise<void> {
+    await this.keyIndexes.close((pid) => this.pool.query('SELECT pg_cancel_backend($1)', [pid]));
     await this.pool.end();
   }
 }

@@ -1,0 +1,102 @@
+import { keyIndexName } from './postgres-key-index.ts';
+import { efSearchFor, hasVectorTable, type PgAccess, withEfSearch } from './postgres-search.ts';
+import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
+
+/** What both statement shapes do with the memory (`me`) and its nearest (`near`). */
+const SUPERSEDE_TAIL = `older AS (
+   UPDATE memories SET superseded_by = (SELECT public_id FROM me)
+    WHERE id IN (SELECT near.id FROM near, me WHERE d <= $2 AND NOT near.pinned AND near.key IS NULL
+                   AND (near.occurred_at, near.id) < (me.occurred_at, me.id)) RETURNING id),
+ newer AS (
+   SELECT near.public_id FROM near, me WHERE d <= $2 AND (near.occurred_at, near.id) > (me.occurred_at, me.id)
+    ORDER BY near.occurred_at DESC, near.id DESC LIMIT 1),
+ self AS (
+   UPDATE memories SET superseded_by = (SELECT public_id FROM newer)
+    WHERE id = (SELECT id FROM me WHERE NOT pinned AND key IS NULL) AND EXISTS (SELECT 1 FROM newer)
+    RETURNING id)
+ SELECT id FROM older UNION ALL SELECT id FROM self`;
+
+/**
+ * A memory of a key without an index of its own. The neighbours are ordered by a distance
+ * to a joined row, which no index scan can give: the planner reads the key's vectors and
+ * sorts them, exact. (The shape of the key-index statement below, on the table-wide index
+ * filtered by key, found none of the one neighbour this found at 10 keys of 20k: the
+ * filtered-scan loss of decision 1102.)
+ */
+export const SUPERSEDE_EXACT_SQL = `WITH me AS (
+   SELECT m.id, m.public_id, m.api_key_id, m.namespace, m.occurred_at, m.pinned, m.key, v.embedding
+     FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
+    WHERE m.id = $1 AND m.superseded_by IS NULL),
+ near AS (
+   SELECT m.id, m.public_id, m.occurred_at, m.pinned, m.key, (v.embedding <=> me.embedding) AS d FROM me
+     JOIN memory_vectors v ON v.api_key_id = me.api_key_id
+     JOIN memories m ON m.id = v.memory_id
+    WHERE m.namespace = me.namespace AND m.id <> me.id AND m.superseded_by IS NULL
+    ORDER BY v.embedding <=> me.embedding LIMIT $3),
+ ${SUPERSEDE_TAIL}`;
+
+/**
+ * A memory of a key with its own index (postgres-key-index.ts). The key is `$4`, bound as a
+ * value, and the memory's vector reaches the neighbour scan as a scalar subquery (one value
+ * for the whole scan): so the planner can order the scan by the key's partial HNSW index.
+ */
+export const SUPERSEDE_KEY_INDEX_SQL = `WITH me AS (
+   SELECT m.id, m.public_id, m.namespace, m.occurred_at, m.pinned, m.key, v.embedding
+     FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
+    WHERE m.id = $1 AND m.api_key_id = $4 AND m.superseded_by IS NULL),
+ near AS (
+   SELECT m.id, m.public_id, m.occurred_at, m.pinned, m.key, (v.embedding <=> (SELECT embedding FROM me)) AS d
+     FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+    WHERE v.api_key_id = $4 AND EXISTS (SELECT 1 FROM me) AND m.namespace = (SELECT namespace FROM me)
+      AND m.id <> $1 AND m.superseded_by IS NULL
+    ORDER BY v.embedding <=> (SELECT embedding FROM me) LIMIT $3),
+ ${SUPERSEDE_TAIL}`;
+
+/** The rows' keys, and which of those keys have a valid index of their own. */
+async function owners(
+  db: PgAccess,
+  rowIds: number[],
+): Promise<{ keys: Map<number, string>; indexed: Set<string> }> {
+  const rows = await db.q<{ id: string; api_key_id: string }>(
+    'SELECT id, api_key_id FROM memories WHERE id = ANY($1::bigint[])',
+    [rowIds],
+  );
+  const keys = new Map(rows.map((row) => [Number(row.id), row.api_key_id]));
+  const names = new Map([...new Set(keys.values())].map((key) => [keyIndexName(key), key]));
+  const valid = await db.q<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
+      WHERE c.relname = ANY($1::text[]) AND c.relnamespace = current_schema()::regnamespace AND i.indisvalid`,
+    [[...names.keys()]],
+  );
+  return { keys, indexed: new Set(valid.map((row) => names.get(row.name)!)) };
+}
+
+/**
+ * The automatic update rule on Postgres, as supersedeSimilarRows does it on SQLite: each
+ * memory supersedes the current ones of its key and namespace within `minSimilarity` cosine
+ * that come before it in event time (never pinned or upsert-keyed ones), and is itself
+ * superseded by the latest such one that comes after it. A key's own HNSW index finds the
+ * nearest few; without one they are found exactly.
+ */
+export async function pgSupersedeSimilar(
+  db: PgAccess,
+  rowIds: number[],
+  minSimilarity: number,
+): Promise<number> {
+  if (!(await hasVectorTable(db))) return 0;
+  const { keys, indexed } = await owners(db, rowIds);
+  let marked = 0;
+  // The neighbours come from the same key-filtered HNSW scan as a search's vector arm, so
+  // its candidate list is widened by the same rule (decision 1102).
+  const ef = efSearchFor(SUPERSEDE_NEIGHBOURS);
+  for (const rowId of rowIds) {
+    const apiKeyId = keys.get(rowId);
+    if (apiKeyId === undefined) continue;
+    const [sql, params] = indexed.has(apiKeyId)
+      ? [SUPERSEDE_KEY_INDEX_SQL, [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS, apiKeyId]]
+      : [SUPERSEDE_EXACT_SQL, [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS]];
+    const rows = await withEfSearch(db, ef, async (client) => (await client.query(sql, params)).rows);
+    marked += rows.length;
+  }
+  return marked;
+}
