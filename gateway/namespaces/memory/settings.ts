@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ConfigError } from '../../config.ts';
 import { parseSettings } from '../../mcp/namespace-mount.ts';
 import type { RankSettings } from './ranking.ts';
-import { KEY_INDEX_MIN_VECTORS } from './store/postgres-key-index.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -35,7 +34,9 @@ export const memorySettings = z.object({
   // Per listener thread; SQLite store only (see sqlite-bit-index.ts).
   MEMORY_VECTOR_CACHE_MB: positiveInt.default(512),
   // Postgres store only: a key with this many memories gets its own partial HNSW index; 0 is never (decision 1103).
-  MEMORY_KEY_INDEX_VECTORS: z.coerce.number().int().min(0).default(KEY_INDEX_MIN_VECTORS),
+  // KEY_INDEX_MIN_VECTORS of store/postgres-key-index.ts (a test holds them equal), written
+  // out: settings are read before the store loads, at a namespace's first call (decision 0190).
+  MEMORY_KEY_INDEX_VECTORS: z.coerce.number().int().min(0).default(10_000),
   // The rerank stage (off by default). Taken as text here and judged by rerank/config.ts:
   // a bad one turns reranking off with a reason instead of refusing every memory tool.
   MEMORY_RERANKER: z.string().optional(),

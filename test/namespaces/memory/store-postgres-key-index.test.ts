@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { memorySettings } from '../../../gateway/namespaces/memory/settings.ts';
-import { keyIndexName } from '../../../gateway/namespaces/memory/store/postgres-key-index.ts';
+import {
+  KEY_INDEX_MIN_VECTORS,
+  keyIndexName,
+} from '../../../gateway/namespaces/memory/store/postgres-key-index.ts';
 import { vectorLiteral } from '../../../gateway/namespaces/memory/store/postgres-schema.ts';
 import { candidateQuery, efSearchFor } from '../../../gateway/namespaces/memory/store/postgres-search.ts';
 import {
@@ -148,6 +151,8 @@ test('MEMORY_KEY_INDEX_VECTORS is read as a whole number, 0 or more', () => {
   assert.equal(memorySettings.parse({ MEMORY_KEY_INDEX_VECTORS: '800' }).MEMORY_KEY_INDEX_VECTORS, 800);
   assert.equal(memorySettings.parse({ MEMORY_KEY_INDEX_VECTORS: '0' }).MEMORY_KEY_INDEX_VECTORS, 0);
   assert.equal(memorySettings.safeParse({ MEMORY_KEY_INDEX_VECTORS: '-1' }).success, false);
+  // Written out in the settings (they load before the store): the same default as the store's.
+  assert.equal(memorySettings.parse({}).MEMORY_KEY_INDEX_VECTORS, KEY_INDEX_MIN_VECTORS);
 });
 
 test('a searched key over the threshold gets its own index, named by a hash; a key under it none', async () => {
