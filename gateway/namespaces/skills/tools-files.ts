@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
+import { TtlCache } from './cache.ts';
 import {
   encodeFile,
   type FileResult,
@@ -13,7 +14,7 @@ import {
 import { NAMES_UNTRUSTED, UNTRUSTED_SKILLS } from './descriptions.ts';
 import type { GitHubClient } from './github.ts';
 import { type ResolvedSkill, resolveSkill } from './resolve.ts';
-import { lintSkillMarkdown } from './skill-md.ts';
+import { lintSkillMarkdown, type SkillLint } from './skill-md.ts';
 import { formatSource, normalizePath } from './source.ts';
 import { safetyWarnings } from './warnings.ts';
 
@@ -66,6 +67,24 @@ function provenanceOf(skill: ResolvedSkill, frontmatterLicense: string | null) {
 
 function fullPath(skill: ResolvedSkill, path: string): string {
   return skill.folder === '' ? path : `${skill.folder}/${path}`;
+}
+
+/**
+ * SKILL.md checks by blob SHA and the folder name checked against: a blob's bytes never
+ * change, and parsing and checking them was a quarter of a repeated skills_get's CPU
+ * (decision 0146). Callers read the result and never change it.
+ */
+const LINTS = new TtlCache<SkillLint>(1024);
+const LINT_TTL_MS = 10 * 60_000;
+
+function lintOf(blobSha: string, text: string, folderName: string | null): SkillLint {
+  const key = `${blobSha} ${folderName ?? ''}`;
+  let lint = LINTS.get(key);
+  if (!lint) {
+    lint = lintSkillMarkdown(text, folderName);
+    LINTS.set(key, lint, LINT_TTL_MS);
+  }
+  return lint;
 }
 
 async function readSkillMd(github: GitHubClient, skill: ResolvedSkill, signal: AbortSignal): Promise<string> {
@@ -133,16 +152,18 @@ function getTool(getGitHub: () => GitHubClient): ToolDefinition {
       const github = getGitHub();
       const skill = await resolveSkill(github, source, skillName, signal);
       const text = await readSkillMd(github, skill, signal);
-      const lint = lintSkillMarkdown(
+      const lint = lintOf(
+        skill.files[0]!.sha,
         text,
         skill.folder === '' ? skill.repo : (skill.folder.split('/').pop() ?? null),
       );
+      let { errors, warnings, valid } = lint;
       if (skill.folder === '') {
         // A skill at the repository root has no folder of its own until installed.
-        const moved = lint.errors.filter((f) => f.code === 'NAME_FOLDER_MISMATCH');
-        lint.errors = lint.errors.filter((f) => f.code !== 'NAME_FOLDER_MISMATCH');
-        lint.warnings.push(...moved.map((f) => ({ ...f, level: 'warning' as const })));
-        lint.valid = lint.errors.length === 0;
+        const moved = errors.filter((f) => f.code === 'NAME_FOLDER_MISMATCH');
+        errors = errors.filter((f) => f.code !== 'NAME_FOLDER_MISMATCH');
+        warnings = [...warnings, ...moved.map((f) => ({ ...f, level: 'warning' as const }))];
+        valid = errors.length === 0;
       }
       const listed = skill.files.slice(0, LIST_MAX);
       // Digests for the first files, within a budget: the raw host spends no API quota, but
@@ -186,9 +207,9 @@ function getTool(getGitHub: () => GitHubClient): ToolDefinition {
               .replace(/\uFFFD$/, '')
           : lint.body,
         body_truncated: bodyTruncated,
-        valid: lint.valid,
-        errors: lint.errors,
-        validation_warnings: lint.warnings,
+        valid,
+        errors,
+        validation_warnings: warnings,
         warnings: safetyWarnings(lint.body, lint.skill.allowed_tools, skill.files),
         files,
         files_truncated: skill.listingTruncated || skill.files.length > listed.length,
