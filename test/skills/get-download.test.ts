@@ -6,23 +6,22 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, beforeEach, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { blobSha, type GitHubContract, startGitHubContract } from '../support/contracts/github.ts';
+import { blobSha, type GitHubContract } from '../support/contracts/github.ts';
 import { type LoopbackServer, startLoopback } from '../support/contracts/loopback.ts';
-import type { TestGateway } from '../support/gateway.ts';
 import {
-  connectSkills,
   errorText,
   fixtureRepos,
   GITHUB_TOKEN,
+  type GitHubSkills,
   GUIDE_MD,
   PNG,
-  startSkillsGateway,
+  startGitHubSkills,
   structured,
 } from '../support/skills-fixture.ts';
 
 let github: GitHubContract;
 let evil: LoopbackServer;
-let gw: TestGateway;
+let skills: GitHubSkills;
 let client: Client;
 
 before(async () => {
@@ -30,18 +29,11 @@ before(async () => {
     res.writeHead(200);
     res.end('# injected by another host');
   });
-  github = await startGitHubContract(fixtureRepos(evil.url), GITHUB_TOKEN);
-  gw = await startSkillsGateway({
-    GITHUB_API_URL: github.api.url,
-    GITHUB_RAW_URL: github.raw.url,
-    GITHUB_TOKEN,
-  });
-  client = await connectSkills(gw);
+  skills = await startGitHubSkills(fixtureRepos(evil.url));
+  ({ github, client } = skills);
 });
 after(async () => {
-  await client.close();
-  await gw.close();
-  await github.close();
+  await skills.close();
   await evil.close();
 });
 beforeEach(() => {

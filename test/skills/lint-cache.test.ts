@@ -7,9 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { type GitHubContract, startGitHubContract } from '../support/contracts/github.ts';
-import type { TestGateway } from '../support/gateway.ts';
-import { connectSkills, GITHUB_TOKEN, startSkillsGateway, structured } from '../support/skills-fixture.ts';
+import { type GitHubSkills, startGitHubSkills, structured } from '../support/skills-fixture.ts';
 
 /**
  * One SKILL.md at the root of `acme/harbour` and in `skills/harbour`: the same blob checked
@@ -28,35 +26,20 @@ interface GetOut {
   validation_warnings: Finding[];
 }
 
-let github: GitHubContract;
-let gw: TestGateway;
+let skills: GitHubSkills;
 let client: Client;
 
 before(async () => {
-  github = await startGitHubContract(
-    {
-      'acme/harbour': {
-        defaultBranch: 'main',
-        license: 'MIT',
-        refs: {
-          main: { 'SKILL.md': { content: SKILL_MD }, 'skills/harbour/SKILL.md': { content: SKILL_MD } },
-        },
-      },
+  skills = await startGitHubSkills({
+    'acme/harbour': {
+      defaultBranch: 'main',
+      license: 'MIT',
+      refs: { main: { 'SKILL.md': { content: SKILL_MD }, 'skills/harbour/SKILL.md': { content: SKILL_MD } } },
     },
-    GITHUB_TOKEN,
-  );
-  gw = await startSkillsGateway({
-    GITHUB_API_URL: github.api.url,
-    GITHUB_RAW_URL: github.raw.url,
-    GITHUB_TOKEN,
   });
-  client = await connectSkills(gw);
+  ({ client } = skills);
 });
-after(async () => {
-  await client.close();
-  await gw.close();
-  await github.close();
-});
+after(() => skills.close());
 
 const get = async (source: string) =>
   structured<GetOut>(await client.callTool({ name: 'skills_get', arguments: { source } }));

@@ -4,7 +4,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FixtureRepo } from './contracts/github.ts';
+import { type FixtureRepo, type GitHubContract, startGitHubContract } from './contracts/github.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 
 export const GITHUB_TOKEN = 'ghp_testtoken0123456789abcdefSECRET';
@@ -124,6 +124,34 @@ export async function startSkillsGateway(env: Record<string, string>, logLines?:
     env: logLines ? { LOG_LEVEL: 'trace', ...env } : env,
     ...(logLines ? { logDestination: { write: (line: string) => logLines.push(line) } } : {}),
   });
+}
+
+/** A GitHub contract server over `repos`, a gateway pointed at it, and an SDK client of it. */
+export interface GitHubSkills {
+  github: GitHubContract;
+  gw: TestGateway;
+  client: Client;
+  close(): Promise<void>;
+}
+
+export async function startGitHubSkills(repos: Record<string, FixtureRepo>): Promise<GitHubSkills> {
+  const github = await startGitHubContract(repos, GITHUB_TOKEN);
+  const gw = await startSkillsGateway({
+    GITHUB_API_URL: github.api.url,
+    GITHUB_RAW_URL: github.raw.url,
+    GITHUB_TOKEN,
+  });
+  const client = await connectSkills(gw);
+  return {
+    github,
+    gw,
+    client,
+    async close() {
+      await client.close();
+      await gw.close();
+      await github.close();
+    },
+  };
 }
 
 /** A tool result's structured content, or its error text as a thrown assertion. */
