@@ -13,6 +13,28 @@ export function contentHash(content: string): string {
 }
 
 /**
+ * Tags already made: every insert's trigger and every search asks for one, and a SHA-256
+ * per memory written was a tenth of the keyword index's JavaScript share of a write.
+ */
+const TAGS = new Map<string, string>();
+const MAX_CACHED_TAGS = 10_000;
+
+/**
+ * A short tag of an api key, the same in both stores: SQLite's keyword index prefixes each
+ * key's terms with it (sqlite-fts.ts), and Postgres names a key's own vector index by it
+ * (postgres-key-index.ts), so neither shows the key id itself.
+ */
+export function keyTag(apiKeyId: string): string {
+  let tag = TAGS.get(apiKeyId);
+  if (tag === undefined) {
+    tag = `k${createHash('sha256').update(apiKeyId).digest('hex').slice(0, 12)}`;
+    if (TAGS.size >= MAX_CACHED_TAGS) TAGS.clear();
+    TAGS.set(apiKeyId, tag);
+  }
+  return tag;
+}
+
+/**
  * `content` written as memory_write stores it when the caller gives nothing else: no tags
  * or metadata, namespace "default", no upsert key, no expiry, not pinned, exact dedup.
  */

@@ -1,5 +1,5 @@
 import { createPgPool, type PgClient, type PgPool } from '../../../store/index.ts';
-import { keyTag } from './sqlite-fts.ts';
+import { keyTag } from './common.ts';
 
 /** What the builder says in the gateway's log (a pino logger fits). */
 export interface KeyIndexLog {

@@ -86,16 +86,22 @@ export async function pgSupersedeSimilar(
   if (!(await hasVectorTable(db))) return 0;
   const { keys, indexed } = await owners(db, rowIds);
   let marked = 0;
-  // The neighbours come from the same key-filtered HNSW scan as a search's vector arm, so
-  // its candidate list is widened by the same rule (decision 1102).
+  // A key's own index is scanned with the candidate list a search of this fetch gets
+  // (decision 1102); the exact statement scans no index, so it needs no transaction to set one.
   const ef = efSearchFor(SUPERSEDE_NEIGHBOURS);
   for (const rowId of rowIds) {
     const apiKeyId = keys.get(rowId);
     if (apiKeyId === undefined) continue;
-    const [sql, params] = indexed.has(apiKeyId)
-      ? [SUPERSEDE_KEY_INDEX_SQL, [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS, apiKeyId]]
-      : [SUPERSEDE_EXACT_SQL, [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS]];
-    const rows = await withEfSearch(db, ef, async (client) => (await client.query(sql, params)).rows);
+    const threshold = 1 - minSimilarity;
+    const rows = indexed.has(apiKeyId)
+      ? await withEfSearch(
+          db,
+          ef,
+          async (client) =>
+            (await client.query(SUPERSEDE_KEY_INDEX_SQL, [rowId, threshold, SUPERSEDE_NEIGHBOURS, apiKeyId]))
+              .rows,
+        )
+      : await db.q(SUPERSEDE_EXACT_SQL, [rowId, threshold, SUPERSEDE_NEIGHBOURS]);
     marked += rows.length;
   }
   return marked;

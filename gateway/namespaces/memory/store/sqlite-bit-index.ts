@@ -1,8 +1,6 @@
-import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
 import { HammingArena, nearestRows } from './hamming.ts';
-
-type Statements = (sql: string) => Database.Statement<unknown[]>;
+import type { Statements } from './sqlite-rows.ts';
 
 /**
  * Deleted vectors a key's cached copy may still hold. Up to this many, a search asks for

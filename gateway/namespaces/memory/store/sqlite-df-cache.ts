@@ -1,7 +1,6 @@
-import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
+import type { Statements } from './sqlite-rows.ts';
 
-type Statements = (sql: string) => Database.Statement<unknown[]>;
 const VOCABULARY = 'SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))';
 
 /** Terms remembered at most; past it the cache starts again (a term is a key's tagged stem). */

@@ -1,13 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { SqliteDatabase } from '../../../store/index.ts';
+import { keyTag } from './common.ts';
 import { textStems } from './text.ts';
-
-/**
- * Tags already made: every insert's trigger and every search asks for one, and a SHA-256
- * per memory written was a tenth of the keyword index's JavaScript share of a write.
- */
-const TAGS = new Map<string, string>();
-const MAX_CACHED_TAGS = 10_000;
 
 /**
  * The keyword index holds each word's Porter stem, computed here (text.ts), prefixed by a
@@ -19,16 +12,6 @@ const MAX_CACHED_TAGS = 10_000;
  * tagged term counts the caller's memories only. The FTS5 tokenizer is `ascii` with `_`
  * as a token character: it splits on the spaces between prepared tokens and nothing else.
  */
-export function keyTag(apiKeyId: string): string {
-  let tag = TAGS.get(apiKeyId);
-  if (tag === undefined) {
-    tag = `k${createHash('sha256').update(apiKeyId).digest('hex').slice(0, 12)}`;
-    if (TAGS.size >= MAX_CACHED_TAGS) TAGS.clear();
-    TAGS.set(apiKeyId, tag);
-  }
-  return tag;
-}
-
 export function ftsText(apiKeyId: string, content: string): string {
   const tag = keyTag(apiKeyId);
   return textStems(content)

@@ -5,7 +5,11 @@
  * shape. A point read (memory_get) spent about 40% of its time in the row read with
  * `SELECT *`; record 0903 has the figures.
  */
+import type Database from 'better-sqlite3';
 import type { MemoryRow } from './common.ts';
+
+/** The store's statement cache (`SqliteMemoryStore.st`), as its parts are handed it. */
+export type Statements = (sql: string) => Database.Statement<unknown[]>;
 
 /** The columns rowOf reads, in its order, of the table aliased `m`. */
 export const ROW_COLUMNS =

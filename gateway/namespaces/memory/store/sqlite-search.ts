@@ -1,14 +1,11 @@
-import type Database from 'better-sqlite3';
 import { type MemoryRow, toRecord } from './common.ts';
 import type { SqliteBitIndex } from './sqlite-bit-index.ts';
 import type { DocumentFrequencies } from './sqlite-df-cache.ts';
 import { narrowsBeyondKey, type SqlFragment, sqliteFilter } from './sqlite-filter.ts';
 import { ftsQuery, ftsTerms } from './sqlite-fts.ts';
-import { ROW_COLUMNS, rowsOf } from './sqlite-rows.ts';
+import { ROW_COLUMNS, rowsOf, type Statements } from './sqlite-rows.ts';
 import { signBits } from './sqlite-schema.ts';
 import type { Candidate, SearchCandidates, SearchRequest } from './types.ts';
-
-type Statements = (sql: string) => Database.Statement<unknown[]>;
 
 // Every id list below is the outer loop of a CROSS JOIN: SQLite's planner cannot see how
 // short a json_each list is and would otherwise walk the key's index with it inside.

@@ -1,10 +1,8 @@
-import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
 import type { SqliteBitIndex } from './sqlite-bit-index.ts';
+import type { Statements } from './sqlite-rows.ts';
 import { signBits } from './sqlite-schema.ts';
 import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
-
-type Statements = (sql: string) => Database.Statement<unknown[]>;
 
 /**
  * The automatic update rule (autoSupersedeOrder in write-plan.ts) in SQLite: candidates come

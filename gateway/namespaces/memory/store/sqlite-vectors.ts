@@ -1,12 +1,10 @@
-import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../../../store/index.ts';
 import { sameJson } from './common.ts';
+import type { Statements } from './sqlite-rows.ts';
 import { CLEAR_VECTORS_SQL, signBits, VECTOR_TABLES_SQL } from './sqlite-schema.ts';
 import type { EmbeddingModelInfo, PendingEmbedding, PendingOutcome } from './types.ts';
 
 const MODEL_SETTING = 'embedding_model';
-
-type Statements = (sql: string) => Database.Statement<unknown[]>;
 
 /**
  * The SQLite store's embedding side: which model the vectors come from, the pending

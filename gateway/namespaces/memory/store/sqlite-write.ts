@@ -1,9 +1,7 @@
-import type Database from 'better-sqlite3';
 import { type MemoryRow, type StoredMemory, storedMemory, toRecord } from './common.ts';
+import type { Statements } from './sqlite-rows.ts';
 import type { MemoryRecord } from './types.ts';
 import type { RowValues, WriteStatements } from './write-plan.ts';
-
-type Statements = (sql: string) => Database.Statement<unknown[]>;
 
 /** A row's values as SQLite stores them, in column order: tags and metadata as JSON text, pinned as 0/1. */
 function columns(values: RowValues): unknown[] {
