@@ -1,8 +1,9 @@
 /**
- * skills_get keeps its SKILL.md checks by blob SHA and folder name (decision 0146): a call
- * answered from them says what the first said, and the same bytes in another folder are
- * checked as that folder's, whatever the root's answer was. Over real HTTP with the SDK client, against the GitHub
- * contract server.
+ * skills_get keeps its SKILL.md checks by blob SHA and folder name (decision 0146), and its
+ * safety warnings by commit and folder (0147): a call answered from them says what the first
+ * said; the same bytes in another folder are checked as that folder's, whatever the root's
+ * answer was; and another folder or another commit gets warnings of its own. Over real HTTP
+ * with the SDK client, against the GitHub contract server.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -21,6 +22,7 @@ interface Finding {
   level: string;
 }
 interface GetOut {
+  warnings: Array<{ code: string }>;
   valid: boolean;
   errors: Finding[];
   validation_warnings: Finding[];
@@ -34,7 +36,16 @@ before(async () => {
     'acme/harbour': {
       defaultBranch: 'main',
       license: 'MIT',
-      refs: { main: { 'SKILL.md': { content: SKILL_MD }, 'skills/harbour/SKILL.md': { content: SKILL_MD } } },
+      refs: {
+        main: {
+          'SKILL.md': { content: SKILL_MD },
+          'skills/harbour/SKILL.md': { content: SKILL_MD },
+          'skills/harbour/scripts/tides.sh': { content: 'echo tides\n', mode: '100755' },
+          'skills/quiet/SKILL.md': { content: SKILL_MD },
+        },
+        // The same folder at a later commit, where its script is gone.
+        v2: { 'skills/harbour/SKILL.md': { content: SKILL_MD } },
+      },
     },
   });
   ({ client } = skills);
@@ -63,4 +74,16 @@ test('the same SKILL.md in a folder of the same name is still an error there, af
   const root = await get('acme/harbour');
   assert.deepEqual(codes(root.errors), []);
   assert.equal(root.valid, true);
+});
+
+const warned = (out: GetOut) => out.warnings.map((w) => w.code).sort();
+
+test("safety warnings are a folder's own, at its own commit, however often they are asked", async () => {
+  const harbour = await get('acme/harbour/skills/harbour');
+  assert.deepEqual(warned(harbour), ['EXECUTABLE_FILES', 'SCRIPTS_PRESENT']);
+  // The same SKILL.md in a folder without scripts, at the same commit: no warnings of harbour's.
+  assert.deepEqual(warned(await get('acme/harbour/skills/quiet')), []);
+  // The same folder at a commit without its script: nothing of main's answer carries over.
+  assert.deepEqual(warned(await get('acme/harbour@v2:skills/harbour')), []);
+  for (let i = 0; i < 3; i++) assert.deepEqual(await get('acme/harbour/skills/harbour'), harbour);
 });

@@ -73,19 +73,27 @@ export interface ContentBudget {
  * Shapes one fetched file: text as UTF-8 (clipped at a character boundary), binary as base64
  * (whole or not at all: half a PNG is no use to anyone).
  */
-export function encodeFile(
+/** What a listing says of a file whatever is delivered of it: skills_get's files are this alone. */
+export function describeFile(
   entry: TreeEntry,
   bytes: Buffer | null,
-  budget: ContentBudget | null,
-  why: string | null,
-): FileResult {
-  const base = {
+): Pick<FileResult, 'path' | 'size' | 'git_sha' | 'sha256' | 'executable'> {
+  return {
     path: entry.path,
     size: entry.size ?? bytes?.length ?? 0,
     git_sha: entry.sha,
     sha256: bytes ? sha256(bytes) : null,
     executable: entry.mode === '100755',
   };
+}
+
+export function encodeFile(
+  entry: TreeEntry,
+  bytes: Buffer | null,
+  budget: ContentBudget | null,
+  why: string | null,
+): FileResult {
+  const base = describeFile(entry, bytes);
   if (!bytes || budget === null) {
     return { ...base, encoding: null, content: null, clipped: false, omitted: why ?? 'listed only' };
   }

@@ -123,8 +123,20 @@ function gitBlobSha(bytes: Buffer): string {
   return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
+/**
+ * Digests by buffer: a kept blob is one Buffer handed to every call that lists it, and hashing
+ * it again on each was a tenth of a repeated skills_get's CPU (decision 0147). No caller
+ * changes a buffer after reading it, and an entry goes with its buffer.
+ */
+const digests = new WeakMap<Buffer, string>();
+
 export function sha256(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  let hex = digests.get(bytes);
+  if (hex === undefined) {
+    hex = createHash('sha256').update(bytes).digest('hex');
+    digests.set(bytes, hex);
+  }
+  return hex;
 }
 
 export class GitHubClient {

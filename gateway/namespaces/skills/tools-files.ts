@@ -4,6 +4,7 @@ import { UpstreamError } from '../../upstream/errors.ts';
 import { ANNOTATIONS } from '../../upstream/namespace-kit.ts';
 import { TtlCache } from './cache.ts';
 import {
+  describeFile,
   encodeFile,
   type FileResult,
   fetchFiles,
@@ -16,7 +17,7 @@ import type { GitHubClient } from './github.ts';
 import { type ResolvedSkill, resolveSkill } from './resolve.ts';
 import { lintSkillMarkdown, type SkillLint } from './skill-md.ts';
 import { formatSource, normalizePath } from './source.ts';
-import { safetyWarnings } from './warnings.ts';
+import { type SafetyWarning, safetyWarnings } from './warnings.ts';
 
 const sourceInput = z
   .string()
@@ -85,6 +86,23 @@ function lintOf(blobSha: string, text: string, folderName: string | null): Skill
     LINTS.set(key, lint, LINT_TTL_MS);
   }
   return lint;
+}
+
+/**
+ * Safety warnings by commit and folder, which fix both what they read (SKILL.md and the
+ * folder's listing): on a repeated skills_get they were the largest part left after the
+ * checks were kept (decision 0147). Callers read the result and never change it.
+ */
+const WARNINGS = new TtlCache<SafetyWarning[]>(1024);
+
+function warningsOf(skill: ResolvedSkill, lint: SkillLint): SafetyWarning[] {
+  const key = `${skill.commit.sha} ${skill.folder}`;
+  let warnings = WARNINGS.get(key);
+  if (!warnings) {
+    warnings = safetyWarnings(lint.body, lint.skill.allowed_tools, skill.files);
+    WARNINGS.set(key, warnings, LINT_TTL_MS);
+  }
+  return warnings;
 }
 
 async function readSkillMd(github: GitHubClient, skill: ResolvedSkill, signal: AbortSignal): Promise<string> {
@@ -186,13 +204,7 @@ function getTool(getGitHub: () => GitHubClient): ToolDefinition {
             : (entry.size ?? 0) > MAX_FILE_BYTES
               ? `over ${MAX_FILE_BYTES} bytes`
               : 'not read by skills_get (digest budget); skills_read_file or skills_download give it';
-        const {
-          encoding: _e,
-          content: _c,
-          clipped: _k,
-          ...rest
-        } = encodeFile(entry, bytes, null, bytes ? null : why);
-        return { ...rest, omitted: bytes ? null : rest.omitted };
+        return { ...describeFile(entry, bytes), omitted: bytes ? null : why };
       });
       const bodyBytes = Buffer.from(lint.body, 'utf8');
       const bodyTruncated = bodyBytes.length > BODY_MAX_BYTES;
@@ -210,7 +222,7 @@ function getTool(getGitHub: () => GitHubClient): ToolDefinition {
         valid,
         errors,
         validation_warnings: warnings,
-        warnings: safetyWarnings(lint.body, lint.skill.allowed_tools, skill.files),
+        warnings: warningsOf(skill, lint),
         files,
         files_truncated: skill.listingTruncated || skill.files.length > listed.length,
         untrusted: UNTRUSTED_SKILLS,
