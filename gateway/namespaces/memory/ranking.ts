@@ -104,14 +104,35 @@ function idf(total: number, df: number): number {
   return Math.log(1 + (Math.max(total, df) - df + 0.5) / (df + 0.5));
 }
 
+/**
+ * Each candidate's stems by its content hash. Keyword relevance asks for them on every search
+ * that returns the memory, and splitting and stemming the text again was about a tenth of a
+ * keyword search's CPU (decision 0126). The hash is of the text normalised as the words
+ * see it (NFC, whitespace folded), so equal hashes have equal stems. Emptied when full,
+ * like the stem map it sits on.
+ */
+const STEM_SETS = new Map<string, ReadonlySet<string>>();
+const MAX_STEM_SETS = 10_000;
+
+function stemSet(content: string, contentHash: string): ReadonlySet<string> {
+  let present = STEM_SETS.get(contentHash);
+  if (present === undefined) {
+    present = new Set(textStems(content));
+    if (STEM_SETS.size >= MAX_STEM_SETS) STEM_SETS.clear();
+    STEM_SETS.set(contentHash, present);
+  }
+  return present;
+}
+
 export function keywordRelevance(
   content: string,
+  contentHash: string,
   stems: readonly string[],
   documentFrequency: Readonly<Record<string, number>>,
   total: number,
 ): number {
   if (stems.length === 0) return 0;
-  const present = new Set(textStems(content));
+  const present = stemSet(content, contentHash);
   let all = 0;
   let found = 0;
   for (const stem of stems) {
@@ -143,7 +164,13 @@ function score(candidate: Candidate, found: SearchCandidates, request: RankReque
   const keyword =
     request.mode === 'vector'
       ? 0
-      : keywordRelevance(candidate.memory.content, request.stems, found.documentFrequency, found.total);
+      : keywordRelevance(
+          candidate.memory.content,
+          candidate.contentHash,
+          request.stems,
+          found.documentFrequency,
+          found.total,
+        );
   const semantic = semanticRelevance(candidate.cosine, settings);
   const { v, k } = splitOf(settings, request);
   // A memory not embedded yet (or a search without a query vector) is judged by its words alone.

@@ -23,7 +23,14 @@ function candidate(id: string, cosine: number, daysAgo: number): Candidate {
     embeddingStatus: 'ready',
     supersededBy: null,
   };
-  return { memory, cosine, keywordScore: null, vectorRank: null, keywordRank: null };
+  return {
+    memory,
+    contentHash: `hash ${id}`,
+    cosine,
+    keywordScore: null,
+    vectorRank: null,
+    keywordRank: null,
+  };
 }
 
 // Cosine maps straight onto relevance (floor 0, full 1, vector only), so the gaps are plain.

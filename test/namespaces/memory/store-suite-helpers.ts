@@ -1,6 +1,8 @@
 /** What the store suite's cases share: fresh keys, unit vectors, search requests, embedding. */
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { type RankSettings, rankCandidates } from '../../../gateway/namespaces/memory/ranking.ts';
+import { contentHash } from '../../../gateway/namespaces/memory/store/common.ts';
 import { queryWords } from '../../../gateway/namespaces/memory/store/text.ts';
 import type { MemoryStore, SearchRequest } from '../../../gateway/namespaces/memory/store/types.ts';
 
@@ -56,6 +58,10 @@ export const TEST_RANKING: RankSettings = {
 /** A search as the service runs it: the store's candidates, ranked; `score` is the cosine. */
 export async function searchHits(store: MemoryStore, apiKeyId: string, search: TestSearch, now: number) {
   const found = await store.search(apiKeyId, search.request, now);
+  // Ranking keeps a candidate's stems by this hash, so it must be the hash of the candidate's own text.
+  for (const candidate of found.candidates) {
+    assert.equal(candidate.contentHash, contentHash(candidate.memory.content), candidate.memory.content);
+  }
   const ranked = rankCandidates(
     found,
     {

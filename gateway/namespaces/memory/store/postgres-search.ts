@@ -169,6 +169,7 @@ async function pgCandidates(
     : await db.q<CandidateRow>(sql, params);
   return rows.map((row) => ({
     memory: toRecord(row),
+    contentHash: row.content_hash,
     cosine: row._cos === null ? null : Number(row._cos),
     keywordScore: row._kw,
     vectorRank: row._vr === null ? null : Number(row._vr),

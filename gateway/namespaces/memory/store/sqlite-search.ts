@@ -69,6 +69,7 @@ export function sqliteSearch(
   const kw = fts !== null ? keywordArm(st, request, where, fts, fetch) : { hits: [], rows: new Map() };
   const candidates: Candidate[] = vec.map((row, i) => ({
     memory: toRecord(row),
+    contentHash: row.content_hash,
     cosine: 1 - row._d,
     keywordScore: null,
     vectorRank: i + 1,
@@ -96,6 +97,7 @@ export function sqliteSearch(
     const { score, rank: keywordRank } = rank.get(row.id)!;
     candidates.push({
       memory: toRecord(row),
+      contentHash: row.content_hash,
       cosine: cosines?.get(row.id) ?? null,
       keywordScore: score,
       vectorRank: null,

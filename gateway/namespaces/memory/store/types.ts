@@ -117,6 +117,8 @@ export interface SearchRequest {
 /** One memory an arm found, with what ranking needs; the order is the ranking's job. */
 export interface Candidate {
   memory: MemoryRecord;
+  /** The stored content's hash (normalised text), which fixes its words: ranking keeps their stems by it. */
+  contentHash: string;
   /** Cosine similarity to the query vector, null when either has no vector. */
   cosine: number | null;
   /** The keyword arm's raw score (FTS5 bm25 negated, or Postgres ts_rank_cd), null when it did not match. */
