@@ -58,8 +58,3 @@ export function captureStatements(database: string, probe?: Probe): StatementCap
     },
   };
 }
-
-/** The statements' texts, each squeezed to one line, for messages and comparisons. */
-export function texts(capture: StatementCapture): string[] {
-  return capture.sent.map((statement) => statement.text.replace(/\s+/g, ' ').trim());
-}
