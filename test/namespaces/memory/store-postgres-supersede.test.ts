@@ -124,8 +124,12 @@ test('a batch of keys without their own index sends its statements and nothing e
   // The store's first batch learns that the vector table is there and reads the catalogue.
   await store.supersedeSimilar(await written(PLAIN, 2), MIN_SIMILARITY);
   const rows = await written(PLAIN, 3);
-  const sent = await sentBy(() => store.supersedeSimilar(rows, MIN_SIMILARITY));
-  assert.deepEqual(sent, [EXACT, EXACT, EXACT]);
+  // And a row whose vector another process wrote: with no key indexed, its key is not needed.
+  const [seeded] = await sql<{ id: string }>('SELECT id FROM memories WHERE api_key_id = $1 LIMIT 1', [
+    CROWD,
+  ]);
+  const sent = await sentBy(() => store.supersedeSimilar([Number(seeded!.id), ...rows], MIN_SIMILARITY));
+  assert.deepEqual(sent, [EXACT, EXACT, EXACT, EXACT]);
 });
 
 test("beside another key's index, a key without one still sends its statements alone", async () => {

@@ -10,13 +10,16 @@ export interface KeyIndexLog {
 
 const SILENT: KeyIndexLog = { info() {}, warn() {} };
 
+/** Every per-key index's name starts so; the table-wide one (`memory_vectors_hnsw`) does not. */
+const KEY_INDEX_PREFIX = 'memory_vectors_hnsw_';
+
 /**
  * The key's partial index is named by a hash of the key id, as SQLite's keyword terms are
  * tagged (keyTag): catalogue listings and log lines show the tag, not the id. The id itself
  * is the index's predicate, which a partial index cannot do without.
  */
 export function keyIndexName(apiKeyId: string): string {
-  return `memory_vectors_hnsw_${keyTag(apiKeyId)}`;
+  return `${KEY_INDEX_PREFIX}${keyTag(apiKeyId)}`;
 }
 
 /** After a bulk delete: the key's memories left, when it has its own vector index (else null). */
@@ -102,7 +105,9 @@ export class ValidKeyIndexes {
     const changes = this.changes;
     const rows = await db.q<{ name: string }>(
       `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-        WHERE i.indrelid = to_regclass('memory_vectors') AND i.indisvalid AND i.indisready`,
+        WHERE i.indrelid = to_regclass('memory_vectors') AND starts_with(c.relname, $1)
+          AND i.indisvalid AND i.indisready`,
+      [KEY_INDEX_PREFIX],
     );
     // A build or drop of this gateway came in between: the read may predate it, so the
     // next batch reads again.
