@@ -5,7 +5,7 @@
  * asynchronous (pino's SonicBoom), so a slow disk never holds a request: past MAX_BUFFERED
  * bytes lines are dropped and counted instead of growing memory without end.
  */
-import { closeSync, constants, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino } from 'pino';
 import { type RequestRecord, STORE_UNAVAILABLE } from './observer.ts';
@@ -31,6 +31,28 @@ function isNamedPipe(path: string): boolean {
 }
 
 /**
+ * Makes the file's missing directories, one level at a time, or says why one cannot be made.
+ * Node's recursive mkdir goes back to a level's parent and tries again whenever the level
+ * answers ENOENT, which a directory under /proc always does although its parent exists: a
+ * start with such a path spun there for good (record 0173).
+ */
+function directoryProblem(path: string): string | null {
+  const missing: string[] = [];
+  for (let dir = dirname(path); !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir))
+    missing.unshift(dir);
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      // Made meanwhile by someone else: as good.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      return `AUDIT_LOG: cannot make the directory ${dir} for ${path} (${(error as Error).message}); use file: with a path in a directory that exists or that the gateway may make (none can be made under /proc or /sys), or AUDIT_LOG=stdout`;
+    }
+  }
+  return null;
+}
+
+/**
  * Why `path` cannot take the trail, or null. It is opened once here, on this thread and
  * without blocking, because SonicBoom opens it on a libuv thread: a path it could not open
  * was only an 'error' event (every line lost, the gateway up), and a named pipe held that
@@ -39,9 +61,10 @@ function isNamedPipe(path: string): boolean {
  */
 export function auditFileProblem(path: string): string | null {
   const pipe = `AUDIT_LOG: ${path} is a named pipe, which holds the gateway whenever its reader is away or stalls; use file: with a regular file (a log shipper can tail it) or AUDIT_LOG=stdout`;
+  const directory = directoryProblem(path);
+  if (directory !== null) return directory;
   let fd: number;
   try {
-    mkdirSync(dirname(path), { recursive: true });
     // O_NONBLOCK: a named pipe with no reader fails at once (ENXIO) instead of waiting for one.
     const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK;
     fd = openSync(path, flags, 0o666);

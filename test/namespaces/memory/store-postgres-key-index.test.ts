@@ -21,6 +21,7 @@ import {
 } from '../../../gateway/namespaces/memory/store/postgres-store.ts';
 import { SUPERSEDE_KEY_INDEX_SQL } from '../../../gateway/namespaces/memory/store/postgres-supersede.ts';
 import type { SearchRequest } from '../../../gateway/namespaces/memory/store/types.ts';
+import { pgRows, seedKeyRows } from '../../support/pg-memory-rows.ts';
 import { createTestDatabase, type TestPostgres } from '../../support/postgres.ts';
 
 const THRESHOLD = 800;
@@ -47,32 +48,9 @@ const log = {
     lines.push(JSON.stringify({ ...fields, message })),
 };
 
-async function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
-/** `n` memories of `key` with random vectors, made by the server. */
-async function seed(key: string, n: number): Promise<void> {
-  await sql(
-    `INSERT INTO memories (public_id, api_key_id, namespace, content, content_hash, embedding_status, created_at, updated_at, occurred_at)
-     SELECT gen_random_uuid(), $1, 'default', $1 || ' note ' || g, md5($1 || g), 'ready', g, g, g
-       FROM generate_series(1, $2::int) g`,
-    [key, n],
-  );
-  await sql(
-    `INSERT INTO memory_vectors (memory_id, api_key_id, embedding)
-     SELECT m.id, m.api_key_id, (SELECT array_agg(random()::float4 - 0.5 + m.id * 0 ORDER BY i)
-                                   FROM generate_series(1, ${DIMS}) i)::vector
-       FROM memories m WHERE m.api_key_id = $1`,
-    [key],
-  );
-}
+const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+  pgRows<T>(db.url, text, params);
+const seed = (key: string, n: number) => seedKeyRows(db.url, key, n, DIMS);
 
 const randomVector = () => Float32Array.from({ length: DIMS }, () => Math.random() - 0.5);
 const request = (vector: Float32Array): SearchRequest => ({

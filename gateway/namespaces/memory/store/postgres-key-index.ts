@@ -1,5 +1,6 @@
 import { createPgPool, type PgClient, type PgPool } from '../../../store/index.ts';
 import { keyTag } from './common.ts';
+import type { PgAccess } from './postgres-search.ts';
 
 /** What the builder says in the gateway's log (a pino logger fits). */
 export interface KeyIndexLog {
@@ -9,13 +10,28 @@ export interface KeyIndexLog {
 
 const SILENT: KeyIndexLog = { info() {}, warn() {} };
 
+/** Every per-key index's name starts so; the table-wide one (`memory_vectors_hnsw`) does not. */
+const KEY_INDEX_PREFIX = 'memory_vectors_hnsw_';
+
 /**
  * The key's partial index is named by a hash of the key id, as SQLite's keyword terms are
  * tagged (keyTag): catalogue listings and log lines show the tag, not the id. The id itself
  * is the index's predicate, which a partial index cannot do without.
  */
 export function keyIndexName(apiKeyId: string): string {
-  return `memory_vectors_hnsw_${keyTag(apiKeyId)}`;
+  return `${KEY_INDEX_PREFIX}${keyTag(apiKeyId)}`;
+}
+
+/** After a bulk delete: the key's memories left, when it has its own vector index (else null). */
+export async function indexedRemaining(c: PgClient, apiKeyId: string): Promise<number | null> {
+  const [row] = (
+    await c.query<{ indexed: boolean; n: string }>(
+      `SELECT to_regclass(current_schema() || '.' || $2) IS NOT NULL AS indexed,
+              (SELECT count(*) FROM memories WHERE api_key_id = $1) AS n`,
+      [apiKeyId, keyIndexName(apiKeyId)],
+    )
+  ).rows;
+  return row?.indexed ? Number(row.n) : null;
 }
 
 /** MEMORY_KEY_INDEX_VECTORS's default (decision 1103). */
@@ -34,6 +50,72 @@ const CHECK_AGAIN_MS = 60_000;
  * is looked at again after as long (a re-embed drops the vector table with its indexes).
  */
 const RETRY_MS = 10 * 60_000;
+
+/**
+ * How long a gateway goes on with the per-key indexes it last saw before it reads the
+ * catalogue again: the bound on how late it sees another gateway's build (its own builds,
+ * drops and re-embeds it knows at once).
+ */
+export const KEY_INDEX_RECHECK_MS = 60_000;
+
+/**
+ * The per-key indexes that are valid, by name, as this gateway last saw them (decision
+ * 1104). Supersession picks its statement by them on every write batch; asking the
+ * catalogue each time was two round trips a batch, where almost every key has no index.
+ * Neither statement names an index, so a belief that lags a drop elsewhere costs at most
+ * the neighbours the key-index shape misses on the table-wide index, never an error.
+ */
+export class ValidKeyIndexes {
+  private names = new Set<string>();
+  private readAt = Number.NEGATIVE_INFINITY;
+  /** Learnt or forgotten since: a catalogue read that began before is out of date. */
+  private changes = 0;
+  private reading: Promise<void> | null = null;
+
+  constructor(private readonly recheckMs: number = KEY_INDEX_RECHECK_MS) {}
+
+  learn(apiKeyId: string): void {
+    this.names.add(keyIndexName(apiKeyId));
+    this.changes++;
+  }
+
+  forget(apiKeyId: string): void {
+    this.names.delete(keyIndexName(apiKeyId));
+    this.changes++;
+  }
+
+  /** A re-embed dropped the vector table, and every index on it. */
+  clear(): void {
+    this.names.clear();
+    this.changes++;
+  }
+
+  /** The valid per-key indexes' names; the catalogue is read when the last read is older than the recheck. */
+  async current(db: PgAccess): Promise<ReadonlySet<string>> {
+    if (Date.now() - this.readAt >= this.recheckMs) {
+      this.reading ??= this.read(db).finally(() => {
+        this.reading = null;
+      });
+      await this.reading;
+    }
+    return this.names;
+  }
+
+  private async read(db: PgAccess): Promise<void> {
+    const changes = this.changes;
+    const rows = await db.q<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = to_regclass('memory_vectors') AND starts_with(c.relname, $1)
+          AND i.indisvalid AND i.indisready`,
+      [KEY_INDEX_PREFIX],
+    );
+    // A build or drop of this gateway came in between: the read may predate it, so the
+    // next batch reads again.
+    if (changes !== this.changes) return;
+    this.names = new Set(rows.map((row) => row.name));
+    this.readAt = Date.now();
+  }
+}
 
 export type KeyIndexOutcome = 'built' | 'present' | 'busy' | 'under' | 'most' | 'failed' | 'closed';
 type KeyState = { kind: 'building' } | { kind: 'wait'; until: number };
@@ -62,13 +144,18 @@ export class PgKeyIndexes {
   private chain: Promise<unknown> = Promise.resolve();
   private buildPid: number | null = null;
   private closing = false;
+  /** Which keys' indexes supersession may count on (learnt here as builds find or make them). */
+  readonly valid: ValidKeyIndexes;
 
   constructor(
     private readonly url: string,
     /** 0: no per-key indexes are built (existing ones are still dropped when their key empties). */
-    readonly minVectors: number,
+    readonly minVectors: number = KEY_INDEX_MIN_VECTORS,
     private readonly log: KeyIndexLog = SILENT,
-  ) {}
+    recheckMs: number = KEY_INDEX_RECHECK_MS,
+  ) {
+    this.valid = new ValidKeyIndexes(recheckMs);
+  }
 
   /** A search saw the key hold `count` live memories: starts the key's build when it is due. */
   notice(apiKeyId: string, count: number): void {
@@ -92,6 +179,8 @@ export class PgKeyIndexes {
   shrank(apiKeyId: string, remaining: number): Promise<void> {
     if (remaining >= Math.max(1, Math.ceil(this.minVectors / 2))) return Promise.resolve();
     this.known.delete(apiKeyId);
+    // Before the drop: supersession goes back to the exact statement now, not at the next read.
+    this.valid.forget(apiKeyId);
     return this.queue(async () => {
       await this.withBuildClient(async (client) => {
         const name = keyIndexName(apiKeyId);
@@ -203,10 +292,12 @@ export class PgKeyIndexes {
   private async due(client: PgClient, apiKeyId: string, name: string): Promise<number | KeyIndexOutcome> {
     const found = await indexState(client, name);
     if (found === 'valid') {
+      this.valid.learn(apiKeyId);
       this.wait(apiKeyId, RETRY_MS);
       return 'present';
     }
     if (found === 'invalid') {
+      this.valid.forget(apiKeyId);
       this.log.warn({ index: name }, 'memory: dropping an unfinished per-key vector index to build it again');
       await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
     }
@@ -254,6 +345,7 @@ export class PgKeyIndexes {
       { index: name, vectors, seconds: Math.round((Date.now() - started) / 100) / 10 },
       'memory: per-key vector index built',
     );
+    this.valid.learn(apiKeyId);
     this.wait(apiKeyId, RETRY_MS);
     return 'built';
   }

@@ -7,11 +7,11 @@ import {
 } from '../../../store/index.ts';
 import { type MemoryRow, pageBySize, storedMemory, toRecord } from './common.ts';
 import { CURSOR_SECRET_SETTING, CursorSeal, newCursorSecret } from './cursor.ts';
-import { KEY_INDEX_MIN_VECTORS, type KeyIndexLog, keyIndexName, PgKeyIndexes } from './postgres-key-index.ts';
+import { indexedRemaining, type KeyIndexLog, PgKeyIndexes } from './postgres-key-index.ts';
 import { checkPgvector } from './postgres-pgvector.ts';
 import { PG_MIGRATIONS, pgFilter } from './postgres-schema.ts';
 import { PG_SESSION_SETTINGS, type PgAccess, pgSearch } from './postgres-search.ts';
-import { pgSupersedeSimilar } from './postgres-supersede.ts';
+import { pgSupersedeSimilar, RowKeys } from './postgres-supersede.ts';
 import { PgVectorSpace } from './postgres-vectors.ts';
 import { PgWriteStatements } from './postgres-write.ts';
 import type {
@@ -47,6 +47,8 @@ export interface PgStoreOptions {
   max?: number;
   /** A key with this many live memories gets its own partial HNSW index; 0: never. */
   keyIndexMinVectors?: number;
+  /** How long supersession trusts the per-key indexes it last saw (KEY_INDEX_RECHECK_MS). */
+  keyIndexRecheckMs?: number;
   log?: KeyIndexLog;
 }
 
@@ -67,10 +69,17 @@ export class PostgresMemoryStore implements MemoryStore {
   private cursorSeal: Promise<CursorSeal> | null = null;
   /** Per-key partial HNSW indexes (decision 1103). */
   readonly keyIndexes: PgKeyIndexes;
+  /** Keys of rows whose vectors this store wrote, for their supersession (decision 1104). */
+  private readonly rowKeys = new RowKeys();
 
   constructor(url: string, options: PgStoreOptions = {}) {
     this.pool = memoryPgPool(url, options.max ?? 10);
-    this.keyIndexes = new PgKeyIndexes(url, options.keyIndexMinVectors ?? KEY_INDEX_MIN_VECTORS, options.log);
+    this.keyIndexes = new PgKeyIndexes(
+      url,
+      options.keyIndexMinVectors,
+      options.log,
+      options.keyIndexRecheckMs,
+    );
   }
 
   /**
@@ -259,7 +268,7 @@ export class PostgresMemoryStore implements MemoryStore {
       ).rows as { id: string; public_id: string }[];
       if (!options.dryRun && rows.length > 0) {
         await c.query('DELETE FROM memories WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
-        shrunk = await this.indexedRemaining(c, apiKeyId);
+        shrunk = await indexedRemaining(c, apiKeyId);
       }
       return {
         matched: rows.length,
@@ -270,18 +279,6 @@ export class PostgresMemoryStore implements MemoryStore {
     // In the background: a drop waits for the searches under way on the table.
     if (shrunk !== null) void this.keyIndexes.shrank(apiKeyId, shrunk);
     return result;
-  }
-
-  /** After a bulk delete: the key's memories left, when it has its own vector index (else null). */
-  private async indexedRemaining(c: PgClient, apiKeyId: string): Promise<number | null> {
-    const [row] = (
-      await c.query(
-        `SELECT to_regclass(current_schema() || '.' || $2) IS NOT NULL AS indexed,
-                (SELECT count(*) FROM memories WHERE api_key_id = $1) AS n`,
-        [apiKeyId, keyIndexName(apiKeyId)],
-      )
-    ).rows as { indexed: boolean; n: string }[];
-    return row?.indexed ? Number(row.n) : null;
   }
 
   async export(
@@ -345,9 +342,10 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async supersedeSimilar(rowIds: number[], minSimilarity: number): Promise<number> {
+    const known = this.rowKeys.take(rowIds);
     const order = autoSupersedeOrder(rowIds, minSimilarity);
     if (order.length === 0) return 0;
-    return pgSupersedeSimilar(this.access, order, minSimilarity);
+    return pgSupersedeSimilar(this.access, order, minSimilarity, this.keyIndexes.valid, known);
   }
 
   async embeddingModel(): Promise<EmbeddingModelInfo | null> {
@@ -359,7 +357,10 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async resetEmbeddings(info: EmbeddingModelInfo): Promise<number> {
-    return this.vectors.reset(info);
+    const pending = await this.vectors.reset(info);
+    // The vector table was dropped with every key's index.
+    this.keyIndexes.valid.clear();
+    return pending;
   }
 
   async pendingEmbeddings(limit: number, afterRowId: number): Promise<PendingEmbedding[]> {
@@ -367,7 +368,10 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async setEmbedding(rowId: number, hash: string, vector: Float32Array): Promise<boolean> {
-    return this.vectors.set(rowId, hash, vector);
+    const apiKeyId = await this.vectors.set(rowId, hash, vector);
+    if (apiKeyId === null) return false;
+    this.rowKeys.note(rowId, apiKeyId);
+    return true;
   }
 
   async markEmbeddingFailed(rowId: number, hash: string): Promise<void> {
@@ -379,7 +383,7 @@ export class PostgresMemoryStore implements MemoryStore {
     let stored = 0;
     for (const { rowId, contentHash, vector } of outcomes) {
       if (vector === null) await this.vectors.markFailed(rowId, contentHash);
-      else if (await this.vectors.set(rowId, contentHash, vector)) stored++;
+      else if (await this.setEmbedding(rowId, contentHash, vector)) stored++;
     }
     return stored;
   }

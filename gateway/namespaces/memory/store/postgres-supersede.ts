@@ -1,4 +1,4 @@
-import { keyIndexName } from './postgres-key-index.ts';
+import { keyIndexName, type ValidKeyIndexes } from './postgres-key-index.ts';
 import { efSearchFor, hasVectorTable, type PgAccess, withEfSearch } from './postgres-search.ts';
 import { SUPERSEDE_NEIGHBOURS } from './write-plan.ts';
 
@@ -52,23 +52,62 @@ export const SUPERSEDE_KEY_INDEX_SQL = `WITH me AS (
     ORDER BY v.embedding <=> (SELECT embedding FROM me) LIMIT $3),
  ${SUPERSEDE_TAIL}`;
 
-/** The rows' keys, and which of those keys have a valid index of their own. */
-async function owners(
+/** Enough for the indexer's batches (16 or 32 rows) many times over; older entries go first. */
+const MAX_ROW_KEYS = 4096;
+
+/**
+ * Each memory row's key, learnt where the store writes the row's vector (that statement
+ * reads it anyway) and a memory never changes key: supersession, given only row ids, asks
+ * the server for the keys of none of the rows the indexer just embedded.
+ */
+export class RowKeys {
+  private readonly keys = new Map<number, string>();
+
+  note(rowId: number, apiKeyId: string): void {
+    if (this.keys.size >= MAX_ROW_KEYS) this.keys.delete(this.keys.keys().next().value!);
+    this.keys.set(rowId, apiKeyId);
+  }
+
+  /** The keys known of `rowIds`, forgotten here: a row is superseded once per vector stored. */
+  take(rowIds: readonly number[]): Map<number, string> {
+    const found = new Map<number, string>();
+    for (const rowId of rowIds) {
+      const key = this.keys.get(rowId);
+      if (key === undefined) continue;
+      found.set(rowId, key);
+      this.keys.delete(rowId);
+    }
+    return found;
+  }
+}
+
+/** The rows' keys: those `known` gives, the rest (rows whose vector another process wrote) from the server. */
+async function ownersOf(
   db: PgAccess,
   rowIds: number[],
-): Promise<{ keys: Map<number, string>; indexed: Set<string> }> {
+  known: Map<number, string>,
+): Promise<Map<number, string>> {
+  const missing = rowIds.filter((rowId) => !known.has(rowId));
+  if (missing.length === 0) return known;
   const rows = await db.q<{ id: string; api_key_id: string }>(
     'SELECT id, api_key_id FROM memories WHERE id = ANY($1::bigint[])',
-    [rowIds],
+    [missing],
   );
-  const keys = new Map(rows.map((row) => [Number(row.id), row.api_key_id]));
-  const names = new Map([...new Set(keys.values())].map((key) => [keyIndexName(key), key]));
-  const valid = await db.q<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
-      WHERE c.relname = ANY($1::text[]) AND c.relnamespace = current_schema()::regnamespace AND i.indisvalid`,
-    [[...names.keys()]],
+  const keys = new Map(known);
+  for (const row of rows) keys.set(Number(row.id), row.api_key_id);
+  return keys;
+}
+
+/**
+ * A key's own index is scanned with the candidate list a search of this fetch gets
+ * (decision 1102); the exact statement scans no index, so it needs no transaction to set one.
+ */
+function onKeyIndex(db: PgAccess, params: unknown[]): Promise<unknown[]> {
+  return withEfSearch(
+    db,
+    efSearchFor(SUPERSEDE_NEIGHBOURS),
+    async (client) => (await client.query(SUPERSEDE_KEY_INDEX_SQL, params)).rows,
   );
-  return { keys, indexed: new Set(valid.map((row) => names.get(row.name)!)) };
 }
 
 /**
@@ -76,32 +115,29 @@ async function owners(
  * memory supersedes the current ones of its key and namespace within `minSimilarity` cosine
  * that come before it in event time (never pinned or upsert-keyed ones), and is itself
  * superseded by the latest such one that comes after it. A key's own HNSW index finds the
- * nearest few; without one they are found exactly.
+ * nearest few; without one they are found exactly. `known` holds row keys the store learnt;
+ * with no per-key index in sight no key is needed, and the batch is its statements alone
+ * (decision 1104).
  */
 export async function pgSupersedeSimilar(
   db: PgAccess,
   rowIds: number[],
   minSimilarity: number,
+  indexes: ValidKeyIndexes,
+  known: Map<number, string>,
 ): Promise<number> {
   if (!(await hasVectorTable(db))) return 0;
-  const { keys, indexed } = await owners(db, rowIds);
+  const indexed = await indexes.current(db);
+  const keys = indexed.size === 0 ? known : await ownersOf(db, rowIds, known);
   let marked = 0;
-  // A key's own index is scanned with the candidate list a search of this fetch gets
-  // (decision 1102); the exact statement scans no index, so it needs no transaction to set one.
-  const ef = efSearchFor(SUPERSEDE_NEIGHBOURS);
   for (const rowId of rowIds) {
     const apiKeyId = keys.get(rowId);
-    if (apiKeyId === undefined) continue;
-    const threshold = 1 - minSimilarity;
-    const rows = indexed.has(apiKeyId)
-      ? await withEfSearch(
-          db,
-          ef,
-          async (client) =>
-            (await client.query(SUPERSEDE_KEY_INDEX_SQL, [rowId, threshold, SUPERSEDE_NEIGHBOURS, apiKeyId]))
-              .rows,
-        )
-      : await db.q(SUPERSEDE_EXACT_SQL, [rowId, threshold, SUPERSEDE_NEIGHBOURS]);
+    const params = [rowId, 1 - minSimilarity, SUPERSEDE_NEIGHBOURS];
+    const rows =
+      apiKeyId !== undefined && indexed.has(keyIndexName(apiKeyId))
+        ? await onKeyIndex(db, [...params, apiKeyId])
+        : // A row gone since (deleted) finds no `me` here and marks nothing.
+          await db.q(SUPERSEDE_EXACT_SQL, params);
     marked += rows.length;
   }
   return marked;

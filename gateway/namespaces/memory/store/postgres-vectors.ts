@@ -54,7 +54,8 @@ export class PgVectorSpace {
     return rows.map((r) => ({ rowId: Number(r.id), content: r.content, contentHash: r.content_hash }));
   }
 
-  async set(rowId: number, hash: string, vector: Float32Array): Promise<boolean> {
+  /** Stores the vector if the row still holds the content embedded; the row's key when it did, else null. */
+  async set(rowId: number, hash: string, vector: Float32Array): Promise<string | null> {
     return this.db.tx(null, async (c) => {
       const row = (
         await c.query('SELECT api_key_id FROM memories WHERE id = $1 AND content_hash = $2 FOR UPDATE', [
@@ -62,14 +63,14 @@ export class PgVectorSpace {
           hash,
         ])
       ).rows[0] as { api_key_id: string } | undefined;
-      if (!row) return false;
+      if (!row) return null;
       await c.query(
         `INSERT INTO memory_vectors (memory_id, api_key_id, embedding) VALUES ($1, $2, $3::vector)
          ON CONFLICT (memory_id) DO UPDATE SET embedding = EXCLUDED.embedding`,
         [rowId, row.api_key_id, vectorLiteral(vector)],
       );
       await c.query("UPDATE memories SET embedding_status = 'ready' WHERE id = $1", [rowId]);
-      return true;
+      return row.api_key_id;
     });
   }
 
