@@ -4,6 +4,7 @@
  * exactly one answer (res or err) per request id, so the gateway can always retire an id.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { chmod, mkdir, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
@@ -73,6 +74,10 @@ class LinkSession {
     private readonly options: IpcServerOptions,
     private readonly log: Logger,
   ) {
+    // Every lease handed out on this link and every poll waiting on it listens for the link's
+    // close, and removes its listener when it settles: a busy link legitimately carries more
+    // than the ten listeners Node warns about (the bench's 1,000 groups made it warn).
+    setMaxListeners(0, this.open.signal);
     this.link = new FramedLink(socket, {
       onFrame: (frame) => this.onFrame(frame),
       onClose: (error) => this.onClose(error),
