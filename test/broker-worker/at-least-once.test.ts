@@ -10,27 +10,30 @@ import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import type { ConsumeInput } from '../../shared/event/schemas.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { groupOffsets, produce, uniqueName } from './support/kafka.ts';
-import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+import {
+  type ConnectedWorker,
+  clientFor,
+  startConnectedWorker,
+  type WorkerProcess,
+} from './support/worker-process.ts';
 
 const kafka = testKafka();
 const ACK_TIMEOUT_MS = 2000;
 
+let connected: ConnectedWorker;
 let worker: WorkerProcess;
 let client: BrokerWorkerClient;
 
 before(async () => {
-  worker = await startWorker({
+  connected = await startConnectedWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
     BROKER_CONSUME_ACK_TIMEOUT_MS: String(ACK_TIMEOUT_MS),
     BROKER_ALLOW_TOPIC_ADMIN: 'true',
   });
-  client = clientFor(worker.address);
+  ({ worker, client } = connected);
 });
-after(async () => {
-  await client?.close();
-  await worker?.stop();
-});
+after(() => connected?.close());
 
 function poll(c: BrokerWorkerClient, params: Partial<ConsumeInput> & { topic: string; group: string }) {
   const full: ConsumeInput = { from: 'group', max: 10, timeout_ms: 5000, ...params };

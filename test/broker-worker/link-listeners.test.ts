@@ -10,24 +10,22 @@ import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import type { ConsumeInput } from '../../shared/event/schemas.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { createTopic, produce, uniqueName } from './support/kafka.ts';
-import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+import { type ConnectedWorker, startConnectedWorker, type WorkerProcess } from './support/worker-process.ts';
 
 const kafka = testKafka();
 const GROUPS = 14;
+let connected: ConnectedWorker;
 let worker: WorkerProcess;
 let client: BrokerWorkerClient;
 
 before(async () => {
-  worker = await startWorker({
+  connected = await startConnectedWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
   });
-  client = clientFor(worker.address);
+  ({ worker, client } = connected);
 });
-after(async () => {
-  await client?.close();
-  await worker?.stop();
-});
+after(() => connected?.close());
 
 test(`${GROUPS} leases open on one link at once: no leak warning, and each settles`, async () => {
   const topic = uniqueName('listeners');

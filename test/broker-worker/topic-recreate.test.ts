@@ -10,24 +10,21 @@ import type { BrokerWorkerClient } from '../../gateway/broker-client/client.ts';
 import type { ConsumeInput } from '../../shared/event/schemas.ts';
 import { testKafka } from '../support/kafka-env.ts';
 import { groupOffsets, produce, uniqueName } from './support/kafka.ts';
-import { clientFor, startWorker, type WorkerProcess } from './support/worker-process.ts';
+import { type ConnectedWorker, startConnectedWorker } from './support/worker-process.ts';
 
 const kafka = testKafka();
-let worker: WorkerProcess;
+let connected: ConnectedWorker;
 let client: BrokerWorkerClient;
 
 before(async () => {
-  worker = await startWorker({
+  connected = await startConnectedWorker({
     BROKER_BOOTSTRAP_SERVERS: kafka.plaintext,
     BROKER_SECURITY_PROTOCOL: 'PLAINTEXT',
     BROKER_ALLOW_TOPIC_ADMIN: 'true',
   });
-  client = clientFor(worker.address);
+  ({ client } = connected);
 });
-after(async () => {
-  await client?.close();
-  await worker?.stop();
-});
+after(() => connected?.close());
 
 function poll(params: Partial<ConsumeInput> & { topic: string; group: string }) {
   const full: ConsumeInput = { from: 'group', max: 10, timeout_ms: 3000, ...params };
