@@ -29,10 +29,11 @@ export function foldedWords(text: string): string[] {
 }
 
 /**
- * Stems already made. Ranking stems every candidate's text on each search (keyword
- * relevance), and the Porter stemmer's regexes cost a few microseconds a word: about 1.5 ms
- * of a hybrid search over 80 candidates. Words repeat heavily across memories, so a map
- * answers nearly all of them; it is emptied when full rather than kept in LRU order.
+ * Stems already made. Every write stems its text for the keyword index, ranking stems each
+ * candidate's text the first time a search meets it (ranking.ts keeps the set by content
+ * hash after that), and the Porter stemmer's regexes cost a few microseconds a word. Words
+ * repeat heavily across memories, so a map answers nearly all of them; it is emptied when
+ * full rather than kept in LRU order.
  */
 const STEMS = new Map<string, string>();
 const MAX_CACHED_STEMS = 100_000;
