@@ -138,6 +138,18 @@ export const TABLES: TableSpec[] = [
     render: memoryPgLoadTable,
   },
   {
+    name: 'memory-scale-2026-11-29T1530',
+    sources: ['memory-2026-11-29T1530.json'],
+    command: 'npm run bench',
+    render: memoryScaleTable,
+  },
+  {
+    name: 'memory-pg-load-2026-11-29T1530',
+    sources: ['memory-2026-11-29T1530.json'],
+    command: 'npm run bench',
+    render: memoryPgLoadTable,
+  },
+  {
     name: 'memory-quality-minilm',
     sources: ['memory-quality-minilm.json'],
     command: 'npm run bench -- memory-quality --embedder minilm',
