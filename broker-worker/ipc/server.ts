@@ -74,9 +74,10 @@ class LinkSession {
     private readonly options: IpcServerOptions,
     private readonly log: Logger,
   ) {
-    // Every lease handed out on this link and every poll waiting on it listens for the link's
-    // close, and removes its listener when it settles: a busy link legitimately carries more
-    // than the ten listeners Node warns about (the bench's 1,000 groups made it warn).
+    // Every lease handed out on this link listens for the link's close (its messages go back
+    // to the group), and removes its listener when it is committed, rewound or timed out: a
+    // busy link legitimately carries more than the ten listeners Node warns about (the
+    // bench's 1,000 groups made it warn).
     setMaxListeners(0, this.open.signal);
     this.link = new FramedLink(socket, {
       onFrame: (frame) => this.onFrame(frame),

@@ -108,18 +108,27 @@ function idf(total: number, df: number): number {
  * Each candidate's stems by its content hash. Keyword relevance asks for them on every search
  * that returns the memory, and splitting and stemming the text again was about a tenth of a
  * keyword search's CPU (decision 0126). The hash is of the text normalised as the words
- * see it (NFC, whitespace folded), so equal hashes have equal stems. Emptied when full,
- * like the stem map it sits on.
+ * see it (NFC, whitespace folded), so equal hashes have equal stems. Bounded by the stems
+ * held, not the sets: a long memory holds a thousand distinct stems or more. Emptied when
+ * full, like the stem map it sits on.
  */
 const STEM_SETS = new Map<string, ReadonlySet<string>>();
-const MAX_STEM_SETS = 10_000;
+const MAX_HELD_STEMS = 200_000;
+let heldStems = 0;
 
 function stemSet(content: string, contentHash: string): ReadonlySet<string> {
   let present = STEM_SETS.get(contentHash);
   if (present === undefined) {
     present = new Set(textStems(content));
-    if (STEM_SETS.size >= MAX_STEM_SETS) STEM_SETS.clear();
-    STEM_SETS.set(contentHash, present);
+    if (heldStems + present.size > MAX_HELD_STEMS) {
+      STEM_SETS.clear();
+      heldStems = 0;
+    }
+    // A set larger than the whole budget is used for this search and not kept.
+    if (present.size <= MAX_HELD_STEMS) {
+      STEM_SETS.set(contentHash, present);
+      heldStems += present.size;
+    }
   }
   return present;
 }

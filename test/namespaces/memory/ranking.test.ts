@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type RankSettings, rankCandidates } from '../../../gateway/namespaces/memory/ranking.ts';
+import { contentHash } from '../../../gateway/namespaces/memory/store/common.ts';
 import type { Candidate, MemoryRecord } from '../../../gateway/namespaces/memory/store/types.ts';
 
 const DAY = 86_400_000;
@@ -25,7 +26,7 @@ function candidate(id: string, cosine: number, daysAgo: number): Candidate {
   };
   return {
     memory,
-    contentHash: `hash ${id}`,
+    contentHash: contentHash(`memory ${id}`),
     cosine,
     keywordScore: null,
     vectorRank: null,
@@ -124,7 +125,8 @@ function hybrid(candidates: Candidate[], stems: string[], over: Partial<RankSett
 
 function worded(id: string, content: string, cosine: number): Candidate {
   const c = candidate(id, cosine, 1);
-  return { ...c, memory: { ...c.memory, content } };
+  // Ranking keeps stems by this hash across the process, so it is the content's own.
+  return { ...c, memory: { ...c.memory, content }, contentHash: contentHash(content) };
 }
 
 test('hybrid hides no candidate that its vector arm would show', () => {
@@ -155,7 +157,8 @@ test('with the vector share at 1, the query words decide only between equal mean
 test('a newer memory that says something changed may lead from further behind than a merely newer one', () => {
   const said = (id: string, content: string, cosine: number, daysAgo: number) => {
     const c = candidate(id, cosine, daysAgo);
-    return { ...c, memory: { ...c.memory, content } };
+    // Ranking keeps stems by this hash across the process, so it is the content's own.
+    return { ...c, memory: { ...c.memory, content }, contentHash: contentHash(content) };
   };
   const old = said('old', 'My locker code is 4471', 0.7, 30);
   const changed = said('changed', 'They changed my locker code, it is 9902 now', 0.55, 1);

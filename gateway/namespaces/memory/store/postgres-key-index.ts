@@ -181,19 +181,28 @@ export class PgKeyIndexes {
     this.known.delete(apiKeyId);
     // Before the drop: supersession goes back to the exact statement now, not at the next read.
     this.valid.forget(apiKeyId);
-    return this.queue(async () => {
-      await this.withBuildClient(async (client) => {
-        const name = keyIndexName(apiKeyId);
-        if ((await indexState(client, name)) === null) return;
-        await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
-        this.log.info({ index: name, remaining }, 'memory: dropped a per-key vector index (its key shrank)');
-      });
-    }).catch((error: unknown) => {
-      this.log.warn(
-        { err: error, index: keyIndexName(apiKeyId) },
-        'memory: per-key vector index not dropped',
-      );
-    });
+    return (
+      this.queue(async () => {
+        await this.withBuildClient(async (client) => {
+          const name = keyIndexName(apiKeyId);
+          if ((await indexState(client, name)) === null) return;
+          await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
+          this.log.info(
+            { index: name, remaining },
+            'memory: dropped a per-key vector index (its key shrank)',
+          );
+        });
+      })
+        // Again once the drop is done or failed: a catalogue read between the first forget and
+        // the drop (which may wait behind a build) saw the index still valid and learnt it back.
+        .finally(() => this.valid.forget(apiKeyId))
+        .catch((error: unknown) => {
+          this.log.warn(
+            { err: error, index: keyIndexName(apiKeyId) },
+            'memory: per-key vector index not dropped',
+          );
+        })
+    );
   }
 
   /** Waits for this process's builds and drops (tests, and close). */
