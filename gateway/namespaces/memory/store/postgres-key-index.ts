@@ -67,6 +67,7 @@ export const KEY_INDEX_RECHECK_MS = 60_000;
  */
 export class ValidKeyIndexes {
   private names = new Set<string>();
+  /** On the monotonic clock: a wall clock stepped back would otherwise hold an old belief. */
   private readAt = Number.NEGATIVE_INFINITY;
   /** Learnt or forgotten since: a catalogue read that began before is out of date. */
   private changes = 0;
@@ -92,7 +93,7 @@ export class ValidKeyIndexes {
 
   /** The valid per-key indexes' names; the catalogue is read when the last read is older than the recheck. */
   async current(db: PgAccess): Promise<ReadonlySet<string>> {
-    if (Date.now() - this.readAt >= this.recheckMs) {
+    if (performance.now() - this.readAt >= this.recheckMs) {
       this.reading ??= this.read(db).finally(() => {
         this.reading = null;
       });
@@ -113,7 +114,7 @@ export class ValidKeyIndexes {
     // next batch reads again.
     if (changes !== this.changes) return;
     this.names = new Set(rows.map((row) => row.name));
-    this.readAt = Date.now();
+    this.readAt = performance.now();
   }
 }
 
